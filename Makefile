@@ -1,0 +1,39 @@
+# Two commands: `make lab` opens the book, `make test` runs every test and notebook.
+# Everything is installed into .venv; nothing is registered outside it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.labkit-installed
+# keep Jupyter's and matplotlib's per-user files inside .venv
+export JUPYTER_CONFIG_DIR := $(CURDIR)/$(VENV)/etc/jupyter-user
+export JUPYTER_DATA_DIR := $(CURDIR)/$(VENV)/share/jupyter-user
+export JUPYTER_RUNTIME_DIR := $(CURDIR)/$(VENV)/share/jupyter-runtime
+export IPYTHONDIR := $(CURDIR)/$(VENV)/ipython
+export MPLCONFIGDIR := $(CURDIR)/$(VENV)/matplotlib
+export PYTHONHASHSEED := 0
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: lab test install notebooks clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest tests -q
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q
+
+# rebuild the stored notebooks from notebooks/src (executes each one)
+notebooks: $(STAMP)
+	$(PY) tools/make_notebook.py --all
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,307 @@
+"""The shared vocabulary of labkit: errors, the reader's plain data, Encoding, and the
+Tokenizer surface every engine implements.
+
+Data flows one way: file -> reader (a :class:`VocabData`, plain data) -> engine (a
+:class:`Tokenizer` subclass). Streaming, stop sequences, chat templates and the cache sit on
+top of the Tokenizer surface and never reach into an engine.
+
+Introduced in notebook ``00_tour``; the readers in ``11_factory_formats_hub``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+# ----------------------------------------------------------------------------- errors
+
+
+class LabkitError(Exception):
+    """Every failure on bad input is this (or a subclass), with a message saying what and where.
+
+    Example: ``raise LabkitError("ggml-vocab-gpt-2.gguf: truncated at byte 1024 (key 'tokenizer.ggml.tokens')")``
+    """
+
+
+class FormatError(LabkitError):
+    """A file could not be read: truncated, corrupt, wrong type or unknown format."""
+
+
+class EngineUnavailable(LabkitError):
+    """The asked-for engine cannot serve this file (the message says which engines can)."""
+
+
+# ----------------------------------------------------------------------------- token types
+
+# sentencepiece's numbering, also used by GGUF ``tokenizer.ggml.token_type``
+TOKEN_NORMAL = 1
+TOKEN_UNKNOWN = 2
+TOKEN_CONTROL = 3
+TOKEN_USER_DEFINED = 4
+TOKEN_UNUSED = 5
+TOKEN_BYTE = 6
+
+TOKEN_TYPE_NAMES = {
+    TOKEN_NORMAL: "normal",
+    TOKEN_UNKNOWN: "unknown",
+    TOKEN_CONTROL: "control",
+    TOKEN_USER_DEFINED: "user_defined",
+    TOKEN_UNUSED: "unused",
+    TOKEN_BYTE: "byte",
+}
+
+# The model families labkit knows. A reader sets VocabData.model to one of these.
+MODEL_BPE_BYTE = "bpe_byte"      # GPT-2 style byte-level BPE with ranks/merges (gpt2, qwen2, cl100k, llama3)
+MODEL_SPM_BPE = "spm_bpe"        # SentencePiece score BPE with '▁' and <0xNN> byte fallback
+MODEL_WORDPIECE = "wordpiece"    # BERT WordPiece with '##' continuations
+MODEL_UNIGRAM = "unigram"        # SentencePiece Unigram (trie, lattice, Viterbi)
+MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM)
+
+
+# ----------------------------------------------------------------------------- plain data
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """A token matched in the raw text before the model runs (special or user-defined).
+
+    Example: ``AddedToken("<|im_end|>", 151645, special=True)``
+    """
+
+    content: str
+    id: int
+    special: bool = True
+    normalized: bool = False  # True: matched after normalisation (HF semantics)
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+
+
+@dataclass
+class SpecialTokens:
+    """Named special tokens of a model, their ids, and whether BOS/EOS are added.
+
+    Example: ``tok.special_tokens.eos_id`` -> 50256 for GPT-2.
+    """
+
+    bos: str | None = None
+    eos: str | None = None
+    unk: str | None = None
+    pad: str | None = None
+    sep: str | None = None
+    cls: str | None = None
+    mask: str | None = None
+    bos_id: int | None = None
+    eos_id: int | None = None
+    unk_id: int | None = None
+    pad_id: int | None = None
+    sep_id: int | None = None
+    cls_id: int | None = None
+    mask_id: int | None = None
+    eos_ids: tuple[int, ...] = ()  # every id that ends generation (eos plus extras such as eot/eom)
+    add_bos: bool = False
+    add_eos: bool = False
+    # CLS ... SEP framing for BERT-style models when add_special_tokens=True
+    add_cls_sep: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def named(self) -> dict[str, str]:
+        """The named tokens that are set, e.g. {'bos_token': '<s>', 'eos_token': '</s>'}."""
+        out = {}
+        for name in ("bos", "eos", "unk", "pad", "sep", "cls", "mask"):
+            value = getattr(self, name)
+            if value is not None:
+                out[f"{name}_token"] = value
+        return out
+
+
+@dataclass
+class VocabData:
+    """What a reader hands to an engine: plain data, no behaviour.
+
+    Fields every reader fills:
+      source        where it came from (a path, for messages)
+      format        "gguf" | "hf_json" | "spm_model" | "tiktoken" | "vocab_merges" | "mock"
+      model         one of MODELS
+      tokens        id -> token string, in the model's own spelling (GPT-2 byte-unicode for
+                    bpe_byte, '▁' for SentencePiece, '##x' for WordPiece continuations)
+      token_types   id -> TOKEN_* (sentencepiece numbering); NORMAL where the format has none
+    Filled where the format has them:
+      scores        id -> float (SentencePiece BPE and Unigram)
+      merges        list of (left, right) in rank order (byte-level BPE; HF/GGUF spelling)
+      token_bytes   id -> raw bytes of the token (byte-level BPE; tiktoken's native form);
+                    None for ids that are not byte sequences (specials)
+      pre           pre-tokenizer name in llama.cpp's vocabulary ("gpt-2", "qwen2", "llama3",
+                    "cl100k", ...) for bpe_byte
+      normalizer    dict describing normalisation, keys as relevant:
+                      nfc: bool
+                      charsmap: bytes (sentencepiece precompiled charsmap) | None
+                      add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces,
+                      treat_whitespace_as_suffix: bool (sentencepiece)
+                      lowercase, strip_accents, clean_text, handle_chinese_chars: bool (BERT)
+      options       model options: byte_fallback (bool), ignore_merges (bool),
+                    max_input_chars_per_word (int), continuing_subword_prefix (str),
+                    unk_token (str), fuse_unk (bool), ...
+      specials      a SpecialTokens
+      added_tokens  tokens matched in raw text before the model (specials, user-defined)
+      chat_template str | None
+      metadata      format-specific extras (GGUF key/values, the tokenizer.json dict,
+                    tokenizer_config.json, ...), for inspection only
+    """
+
+    source: str
+    format: str
+    model: str
+    tokens: list[str]
+    token_types: list[int]
+    scores: list[float] | None = None
+    merges: list[tuple[str, str]] | None = None
+    token_bytes: list[bytes | None] | None = None
+    pre: str | None = None
+    normalizer: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    specials: SpecialTokens = field(default_factory=SpecialTokens)
+    added_tokens: list[AddedToken] = field(default_factory=list)
+    chat_template: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        import os
+
+        return os.path.basename(str(self.source).rstrip("/")) or str(self.source)
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+@dataclass
+class Encoding:
+    """The result of ``encode``: ids, their token strings and (start, end) char offsets.
+
+    Example: ``labkit.load("gpt2").encode("Hello world").ids`` -> ``[15496, 995]``
+    """
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self):
+        return iter(self.ids)
+
+
+# ----------------------------------------------------------------------------- tokenizer
+
+
+class Tokenizer:
+    """The surface every engine offers (see DESIGN.md). Subclasses implement the four
+    ``_``-methods; argument checking and the shared conveniences live here.
+
+    Example: ``tok = labkit.load("qwen2"); tok.decode(tok.encode("héllo").ids)`` -> ``'héllo'``
+    """
+
+    engine: str = "?"
+
+    def __init__(self, vocab: VocabData, *, backend: Any = None):
+        self.vocab = vocab
+        self.backend = backend
+        self._token_to_id: dict[str, int] | None = None
+        self._chat_template_override: str | None = None
+
+    # -- to implement --------------------------------------------------------
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        raise NotImplementedError
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        raise NotImplementedError
+
+    # -- public surface ------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.vocab.name
+
+    def encode(self, text: str, *, add_special_tokens: bool = False, parse_special: bool = True) -> Encoding:
+        """Text -> Encoding. ``parse_special`` matches special-token spellings as single ids."""
+        if not isinstance(text, str):
+            raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
+        return self._encode(text, bool(add_special_tokens), bool(parse_special))
+
+    def encode_batch(self, texts: Iterable[str], **kwargs) -> list[Encoding]:
+        """Encode each text; same keyword arguments as :meth:`encode`."""
+        if isinstance(texts, str):
+            raise LabkitError(f"{self.name}: encode_batch() takes a list of str, got one str")
+        return [self.encode(t, **kwargs) for t in texts]
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """Ids -> text; invalid UTF-8 becomes U+FFFD. Unknown ids raise LabkitError."""
+        ids = self._check_ids(ids)
+        return self._decode(ids, bool(skip_special_tokens))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab.tokens)
+
+    @property
+    def special_tokens(self) -> SpecialTokens:
+        return self.vocab.specials
+
+    def token_to_id(self, token: str) -> int | None:
+        if self._token_to_id is None:
+            table: dict[str, int] = {}
+            for i, t in enumerate(self.vocab.tokens):
+                table.setdefault(t, i)
+            for added in self.vocab.added_tokens:
+                table[added.content] = added.id
+            self._token_to_id = table
+        return self._token_to_id.get(token)
+
+    def id_to_token(self, index: int) -> str:
+        (index,) = self._check_ids([index])
+        return self.vocab.tokens[index]
+
+    def is_special_id(self, index: int) -> bool:
+        """True for control/special ids (what skip_special_tokens removes)."""
+        return self.vocab.token_types[index] == TOKEN_CONTROL or index in self._special_ids()
+
+    def _special_ids(self) -> frozenset[int]:
+        cached = getattr(self, "_special_id_set", None)
+        if cached is None:
+            cached = frozenset(a.id for a in self.vocab.added_tokens if a.special)
+            self._special_id_set = cached
+        return cached
+
+    @property
+    def chat_template(self) -> str | None:
+        return self._chat_template_override or self.vocab.chat_template
+
+    @chat_template.setter
+    def chat_template(self, value: str | None) -> None:
+        self._chat_template_override = value
+
+    def apply_chat_template(self, messages, *, add_generation_prompt: bool = False, **kwargs) -> str:
+        """Render a conversation with this model's chat template (see labkit.chat)."""
+        from labkit.chat import apply_chat_template
+
+        return apply_chat_template(self, messages, add_generation_prompt=add_generation_prompt, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<labkit.Tokenizer {self.name} model={self.vocab.model} engine={self.engine} vocab_size={self.vocab_size}>"
+
+    # -- helpers for engines -------------------------------------------------
+    def _check_ids(self, ids: Sequence[int]) -> list[int]:
+        try:
+            out = [int(i) for i in ids]
+        except (TypeError, ValueError) as exc:
+            raise LabkitError(f"{self.name}: ids must be integers ({exc})") from None
+        n = self.vocab_size
+        for pos, i in enumerate(out):
+            if isinstance(ids, (list, tuple)) and isinstance(ids[pos], bool):
+                raise LabkitError(f"{self.name}: id at position {pos} is a bool, not an int")
+            if not 0 <= i < n:
+                raise LabkitError(f"{self.name}: unknown id {i} at position {pos} (vocab size {n})")
+        return out

@@ -1,0 +1,140 @@
+"""``labkit.load``: resolve a source, read it into VocabData, build an engine.
+
+detect -> read -> build engine. Introduced in notebook ``11_factory_formats_hub``.
+
+Example: ``labkit.load("gpt-4").engine`` -> ``'labkit'`` (cl100k_base, labkit's own BPE)
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from pathlib import Path
+
+from labkit.core import MODELS, EngineUnavailable, LabkitError, Tokenizer, VocabData
+from labkit.paths import BUNDLED, MODEL_ALIASES, bundled_path
+
+# engine name -> "module:function"; each function takes a VocabData and returns a Tokenizer,
+# or raises EngineUnavailable when it cannot serve that vocabulary.
+REFERENCE_ENGINES = {
+    "hf": "labkit.engines.hf:build",
+    "tiktoken": "labkit.engines.tiktoken_engine:build",
+    "sentencepiece": "labkit.engines.sentencepiece_engine:build",
+    "mock": "labkit.engines.mock:build",
+}
+# model family -> labkit's own pure-Python engine for it
+LABKIT_ENGINES = {
+    "bpe_byte": "labkit.engines.labkit_bpe_byte:build",
+    "spm_bpe": "labkit.engines.labkit_spm_bpe:build",
+    "wordpiece": "labkit.engines.labkit_wordpiece:build",
+    "unigram": "labkit.engines.labkit_unigram:build",
+}
+ENGINES = ("labkit", *REFERENCE_ENGINES)
+# the reference engine tried when engine=None and labkit cannot serve a file, by format
+_FALLBACK = {
+    "tiktoken": ("tiktoken", "hf"),
+    "spm_model": ("sentencepiece", "hf"),
+    "gguf": ("hf", "sentencepiece", "tiktoken"),
+    "hf_json": ("hf",),
+    "vocab_merges": ("hf",),
+    "mock": ("mock",),
+}
+
+
+def _builder(spec: str):
+    module_name, func = spec.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:  # the engine module itself is not written (yet)
+            raise EngineUnavailable(f"engine module {module_name} is not available") from None
+        raise
+    return getattr(module, func)
+
+
+def build_engine(vocab: VocabData, engine: str) -> Tokenizer:
+    """Build one named engine over ``vocab``; EngineUnavailable says which engines can."""
+    if engine == "labkit":
+        if vocab.model not in LABKIT_ENGINES:
+            raise EngineUnavailable(f"{vocab.name}: labkit has no engine for model {vocab.model!r}")
+        return _builder(LABKIT_ENGINES[vocab.model])(vocab)
+    if engine not in REFERENCE_ENGINES:
+        raise LabkitError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    return _builder(REFERENCE_ENGINES[engine])(vocab)
+
+
+def engines_for(vocab: VocabData) -> list[str]:
+    """The engines that can serve ``vocab`` (tries each build; slow, for messages and tests)."""
+    out = []
+    for name in ENGINES:
+        if name == "mock" and vocab.format != "mock":
+            continue
+        try:
+            build_engine(vocab, name)
+        except EngineUnavailable:
+            continue
+        out.append(name)
+    return out
+
+
+def resolve_source(source) -> Path:
+    """A path, bundled name, OpenAI model name or Hub id -> a local file or folder."""
+    if isinstance(source, Path) or (isinstance(source, str) and os.path.exists(source)):
+        path = Path(source)
+        if not path.exists():
+            raise LabkitError(f"{path}: no such file or folder")
+        return path
+    if not isinstance(source, str) or not source:
+        raise LabkitError(f"load() takes a path or a name, got {source!r}")
+    if source in BUNDLED or source in MODEL_ALIASES:
+        return bundled_path(source)
+    if source.count("/") == 1 and not source.startswith((".", "/")) and not source.endswith("/"):
+        from labkit.formats.hub import download_tokenizer_files
+
+        return download_tokenizer_files(source)
+    raise LabkitError(
+        f"{source!r} is neither a file, a bundled name ({', '.join(sorted(BUNDLED))}), "
+        f"an OpenAI model name, nor a Hub id 'org/model'"
+    )
+
+
+def load(source, *, engine: str | None = None, pre: str | None = None) -> Tokenizer:
+    """Load a tokenizer from a file, folder, bundled name, OpenAI model name or Hub id.
+
+    Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9707, 1879]``
+    """
+    from labkit import metrics
+    from labkit.formats.detect import read_vocab
+
+    started = time.perf_counter()
+    try:
+        if engine is not None and engine not in ENGINES:
+            raise LabkitError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+        path = resolve_source(source)
+        vocab = read_vocab(path, pre=pre)
+        tok = _choose_engine(vocab, engine)
+    except LabkitError:
+        metrics.record_load_error(str(source))
+        raise
+    metrics.record_load(tok, time.perf_counter() - started)
+    return tok
+
+
+def _choose_engine(vocab: VocabData, engine: str | None) -> Tokenizer:
+    if vocab.model not in MODELS and vocab.format != "mock":
+        raise LabkitError(f"{vocab.name}: unsupported model {vocab.model!r}")
+    if engine is not None:
+        try:
+            return build_engine(vocab, engine)
+        except EngineUnavailable as exc:
+            can = [e for e in engines_for(vocab) if e != engine]
+            raise EngineUnavailable(
+                f"{vocab.name}: engine {engine!r} cannot serve this file ({exc}); engines that can: {', '.join(can) or 'none'}"
+            ) from None
+    errors = []
+    for name in ("labkit", *_FALLBACK.get(vocab.format, ("hf",))):
+        try:
+            return build_engine(vocab, name)
+        except EngineUnavailable as exc:
+            errors.append(f"{name}: {exc}")
+    raise EngineUnavailable(f"{vocab.name}: no engine can serve this file ({'; '.join(errors)})")

@@ -1,0 +1,327 @@
+"""Read the key/value header of a GGUF file fast, and turn its ``tokenizer.ggml.*`` keys
+into VocabData.
+
+``gguf.GGUFReader`` builds every string of a 150k-token array field by field (15-25 s);
+reading the header with ``struct`` directly takes well under a second. The constants
+(value types, key names, magic) come from the ``gguf`` package.
+Introduced in notebook ``11_factory_formats_hub`` (GGUF anatomy).
+
+Example: ``read_gguf_kv("data/gguf/ggml-vocab-gpt-2.gguf")["tokenizer.ggml.model"]`` -> ``'gpt2'``
+"""
+from __future__ import annotations
+
+import struct
+from array import array
+from pathlib import Path
+from typing import Any
+
+import gguf
+from gguf import GGUFValueType as VT
+
+from labkit.core import (
+    TOKEN_BYTE,
+    TOKEN_CONTROL,
+    TOKEN_NORMAL,
+    TOKEN_USER_DEFINED,
+    AddedToken,
+    FormatError,
+    SpecialTokens,
+    VocabData,
+)
+
+TK = gguf.Keys.Tokenizer
+
+# scalar value type -> struct format (little-endian)
+_SCALAR = {
+    VT.UINT8: "<B", VT.INT8: "<b", VT.UINT16: "<H", VT.INT16: "<h",
+    VT.UINT32: "<I", VT.INT32: "<i", VT.FLOAT32: "<f", VT.BOOL: "<?",
+    VT.UINT64: "<Q", VT.INT64: "<q", VT.FLOAT64: "<d",
+}
+# numeric arrays are read in one go with the array module
+_ARRAY_CODE = {
+    VT.UINT8: "B", VT.INT8: "b", VT.UINT16: "H", VT.INT16: "h",
+    VT.UINT32: "I", VT.INT32: "i", VT.FLOAT32: "f", VT.UINT64: "Q",
+    VT.INT64: "q", VT.FLOAT64: "d",
+}
+_MAX_DEPTH = 4  # arrays of arrays are legal; deeper nesting is a corrupt file
+
+
+class _Cursor:
+    """A bounds-checked reader over the file's bytes; every overrun names the key."""
+
+    def __init__(self, data: bytes, source: str):
+        self.data = data
+        self.pos = 0
+        self.source = source
+        self.key = "(header)"
+
+    def fail(self, what: str) -> FormatError:
+        return FormatError(f"{self.source}: {what} at byte {self.pos} (key {self.key!r})")
+
+    def take(self, n: int) -> memoryview:
+        if n < 0 or self.pos + n > len(self.data):
+            raise self.fail(f"truncated: needs {n} more bytes, {len(self.data) - self.pos} left")
+        view = memoryview(self.data)[self.pos : self.pos + n]
+        self.pos += n
+        return view
+
+    def scalar(self, vtype: VT):
+        fmt = _SCALAR[vtype]
+        size = struct.calcsize(fmt)
+        if self.pos + size > len(self.data):
+            raise self.fail("truncated scalar")
+        (value,) = struct.unpack_from(fmt, self.data, self.pos)
+        self.pos += size
+        return value
+
+    def u32(self) -> int:
+        return self.scalar(VT.UINT32)
+
+    def u64(self) -> int:
+        return self.scalar(VT.UINT64)
+
+    def string(self) -> str:
+        n = self.u64()
+        raw = self.take(n)
+        try:
+            return str(raw, "utf-8")
+        except UnicodeDecodeError as exc:
+            raise self.fail(f"string is not valid UTF-8 ({exc.reason})") from None
+
+    def value_type(self) -> VT:
+        code = self.u32()
+        try:
+            return VT(code)
+        except ValueError:
+            raise self.fail(f"unknown value type {code}") from None
+
+    def value(self, vtype: VT, depth: int = 0) -> Any:
+        if vtype == VT.STRING:
+            return self.string()
+        if vtype in _SCALAR:
+            return self.scalar(vtype)
+        if vtype == VT.ARRAY:
+            if depth >= _MAX_DEPTH:
+                raise self.fail("arrays nested too deeply")
+            item_type = self.value_type()
+            count = self.u64()
+            left = len(self.data) - self.pos
+            if item_type in _ARRAY_CODE:
+                out = array(_ARRAY_CODE[item_type])
+                if count * out.itemsize > left:
+                    raise self.fail(f"truncated array of {count} items")
+                out.frombytes(self.take(count * out.itemsize))
+                return out.tolist()
+            if item_type == VT.BOOL:
+                return [bool(b) for b in self.take(count)]
+            # strings need at least 8 bytes each: a corrupt count fails before a long loop
+            if count * 8 > left:
+                raise self.fail(f"array of {count} items cannot fit in {left} bytes")
+            if item_type == VT.STRING:
+                return self._string_array(count)
+            return [self.value(item_type, depth + 1) for _ in range(count)]
+        raise self.fail(f"unexpected value type {vtype}")
+
+    def _string_array(self, count: int) -> list[str]:
+        data, pos, end = self.data, self.pos, len(self.data)
+        unpack = struct.unpack_from
+        out = []
+        append = out.append
+        for index in range(count):
+            if pos + 8 > end:
+                self.pos = pos
+                raise self.fail(f"truncated in string {index} of {count}")
+            (n,) = unpack("<Q", data, pos)
+            pos += 8
+            if pos + n > end:
+                self.pos = pos
+                raise self.fail(f"truncated in string {index} of {count}")
+            try:
+                append(data[pos : pos + n].decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                self.pos = pos
+                raise self.fail(f"string {index} is not valid UTF-8 ({exc.reason})") from None
+            pos += n
+        self.pos = pos
+        return out
+
+
+def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
+    """Read every key/value pair of a GGUF file's header into a dict (arrays as lists).
+
+    Example: ``len(read_gguf_kv(p)["tokenizer.ggml.tokens"])`` -> ``151936`` for qwen2
+    """
+    source = str(path)
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise FormatError(f"{source}: cannot read ({exc.strerror})") from None
+    cur = _Cursor(data, source)
+    if len(data) < 4 or struct.unpack_from("<I", data, 0)[0] != gguf.GGUF_MAGIC:
+        raise FormatError(f"{source}: not a GGUF file (magic is {bytes(data[:4])!r}, expected b'GGUF')")
+    cur.pos = 4
+    version = cur.u32()
+    if version not in (2, 3):
+        raise cur.fail(f"unsupported GGUF version {version} (labkit reads 2 and 3)")
+    tensor_count = cur.u64()
+    kv_count = cur.u64()
+    if kv_count > len(data) // 12:  # each pair needs at least a key length and a type
+        raise cur.fail(f"header claims {kv_count} key/value pairs, more than the file can hold")
+    kv: dict[str, Any] = {"GGUF.version": version, "GGUF.tensor_count": tensor_count, "GGUF.kv_count": kv_count}
+    for index in range(kv_count):
+        cur.key = f"(key #{index})"
+        key = cur.string()
+        cur.key = key
+        kv[key] = cur.value(cur.value_type())
+    return kv
+
+
+# --------------------------------------------------------------------------- to VocabData
+
+_MODEL_FAMILY = {"gpt2": "bpe_byte", "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram"}
+
+
+def _get(kv: dict, key: str, kind: type, source: str, default=None):
+    value = kv.get(key, default)
+    if value is default:
+        return value
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        raise FormatError(f"{source}: key {key!r} has type {type(value).__name__}, expected {kind.__name__}")
+    return value
+
+
+def _undo_phantom_space(token: str) -> str:
+    """llama.cpp stores WordPiece 'w' as '▁w' and '##w' as 'w'; give back vocab.txt's spelling."""
+    if token.startswith("\u2581"):
+        return token[1:]
+    if token.startswith("[") and token.endswith("]"):
+        return token
+    return "##" + token
+
+
+def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) -> VocabData:
+    """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags)."""
+    ggml_model = _get(kv, TK.MODEL, str, source)
+    if ggml_model is None:
+        raise FormatError(f"{source}: GGUF file has no {TK.MODEL!r}: not a tokenizer vocabulary")
+    family = _MODEL_FAMILY.get(ggml_model)
+    if family is None:
+        raise FormatError(
+            f"{source}: tokenizer model {ggml_model!r} is not supported; labkit reads {', '.join(sorted(_MODEL_FAMILY))}"
+        )
+    tokens = _get(kv, TK.LIST, list, source)
+    if not tokens:
+        raise FormatError(f"{source}: {TK.LIST!r} is missing or empty")
+    if not all(isinstance(t, str) for t in tokens[:1]):
+        raise FormatError(f"{source}: {TK.LIST!r} must be an array of strings")
+    n = len(tokens)
+    types = _get(kv, TK.TOKEN_TYPE, list, source)
+    if types is None:
+        types = [TOKEN_NORMAL] * n
+    if len(types) != n:
+        raise FormatError(f"{source}: {TK.TOKEN_TYPE!r} has {len(types)} entries for {n} tokens")
+    if any(not isinstance(t, int) or not 1 <= t <= 6 for t in types):
+        raise FormatError(f"{source}: {TK.TOKEN_TYPE!r} holds a value outside 1..6")
+    scores = _get(kv, TK.SCORES, list, source)
+    if scores is not None:
+        if len(scores) != n:
+            raise FormatError(f"{source}: {TK.SCORES!r} has {len(scores)} entries for {n} tokens")
+        if any(not isinstance(s, (int, float)) for s in scores[:1]):
+            raise FormatError(f"{source}: {TK.SCORES!r} must be numbers")
+    merges = None
+    raw_merges = _get(kv, TK.MERGES, list, source)
+    if raw_merges is not None:
+        merges = []
+        for index, merge in enumerate(raw_merges):
+            if not isinstance(merge, str) or merge.count(" ") < 1:
+                raise FormatError(f"{source}: merge #{index} {merge!r} is not 'left right'")
+            left, right = merge.split(" ", 1)
+            merges.append((left, right))
+
+    def special_id(key: str) -> int | None:
+        value = _get(kv, key, int, source)
+        if value is None:
+            return None
+        if not 0 <= value < n:
+            raise FormatError(f"{source}: {key!r} = {value} is outside the vocabulary (0..{n - 1})")
+        return value
+
+    ids = {name: special_id(key) for name, key in (
+        ("bos", TK.BOS_ID), ("eos", TK.EOS_ID), ("unk", TK.UNK_ID), ("pad", TK.PAD_ID),
+        ("sep", TK.SEP_ID), ("mask", TK.MASK_ID), ("eot", TK.EOT_ID), ("eom", TK.EOM_ID),
+    )}
+    if family == "wordpiece":
+        tokens = [_undo_phantom_space(t) for t in tokens]
+        ids["cls"] = special_id("tokenizer.ggml.cls_token_id")
+        if ids["cls"] is None and ids["bos"] is not None:
+            ids["cls"] = ids["bos"]  # llama.cpp stores [CLS] as BOS for BERT
+    eos_ids = tuple(dict.fromkeys(i for i in (ids["eos"], ids["eot"], ids["eom"]) if i is not None))
+    add_bos_default = family == "spm_bpe"
+    specials = SpecialTokens(
+        **{name: (tokens[i] if i is not None else None) for name, i in ids.items() if name in ("bos", "eos", "unk", "pad", "sep", "mask", "cls")},
+        **{f"{name}_id": i for name, i in ids.items() if name in ("bos", "eos", "unk", "pad", "sep", "mask", "cls")},
+        eos_ids=eos_ids,
+        add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family != "wordpiece",
+        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, False)) and family != "wordpiece",
+        add_cls_sep=family == "wordpiece",
+    )
+    if family != "wordpiece":
+        specials.cls = specials.cls_id = None
+
+    # Control tokens are special added tokens; user-defined ones are matched verbatim too.
+    added = []
+    for index, (token, ttype) in enumerate(zip(tokens, types)):
+        if ttype == TOKEN_CONTROL:
+            added.append(AddedToken(token, index, special=True))
+        elif ttype == TOKEN_USER_DEFINED:
+            added.append(AddedToken(token, index, special=False))
+
+    normalizer: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    if family in ("spm_bpe", "unigram"):
+        normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, True))
+        normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, family == "unigram"))
+        normalizer["escape_whitespaces"] = True
+        normalizer["treat_whitespace_as_suffix"] = False
+        options["byte_fallback"] = any(t == TOKEN_BYTE for t in types)
+        charsmap = _get(kv, TK.PRECOMPILED_CHARSMAP, list, source)
+        normalizer["charsmap"] = bytes((b + 256) % 256 for b in charsmap) if charsmap else None
+    if family == "wordpiece":
+        normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
+        options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",
+                       unk_token=specials.unk or "[UNK]")
+    token_bytes = None
+    pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
+    if family == "bpe_byte" and pre_name is None:
+        pre_name = "default"
+    metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
+    metadata["ggml_model"] = ggml_model
+    return VocabData(
+        source=source,
+        format="gguf",
+        model=family,
+        tokens=tokens,
+        token_types=list(types),
+        scores=[float(s) for s in scores] if scores is not None else None,
+        merges=merges,
+        token_bytes=token_bytes,
+        pre=pre_name if family == "bpe_byte" else pre_name,
+        normalizer=normalizer,
+        options=options,
+        specials=specials,
+        added_tokens=added,
+        chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),
+        metadata=metadata,
+    )
+
+
+def read_gguf(path, *, pre: str | None = None, data: bytes | None = None) -> VocabData:
+    """Read a vocab-only (or full) GGUF file into VocabData.
+
+    Example: ``read_gguf("data/gguf/ggml-vocab-qwen2.gguf").pre`` -> ``'qwen2'``
+    """
+    return gguf_to_vocab(read_gguf_kv(path, data), str(path), pre=pre)
