@@ -1,0 +1,76 @@
+"""Split raw text at added tokens (special and user-defined) before the model runs.
+
+Longest match first: at each position the longest added-token spelling wins, so
+``<|im_end|>`` is never cut into ``<|im_`` + ... when both spellings exist. With
+``parse_special=False`` special tokens are plain text, but user-defined (non-special) added
+tokens are still matched, as llama.cpp and ``tokenizers`` both do.
+Introduced in notebook ``07_special_tokens_chat_templates``.
+
+Example: ``split_added(" a<|endoftext|>b", added)`` -> ``[(0, 2, None), (2, 15, 50256), (15, 16, None)]``
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import regex
+
+from labkit.core import AddedToken
+
+
+class AddedTokenSplitter:
+    """Finds added tokens in text; build once per tokenizer and reuse.
+
+    Example: ``AddedTokenSplitter(vocab.added_tokens).split(text, parse_special=True)``
+    """
+
+    def __init__(self, added: Sequence[AddedToken]):
+        self.by_content = {a.content: a for a in added if a.content}
+        self._patterns = {}
+        for parse_special in (True, False):
+            spellings = [a.content for a in self.by_content.values() if parse_special or not a.special]
+            # longest first, so the alternation is leftmost-longest
+            spellings.sort(key=lambda s: (-len(s), s))
+            self._patterns[parse_special] = (
+                regex.compile("|".join(regex.escape(s) for s in spellings)) if spellings else None
+            )
+
+    def split(self, text: str, parse_special: bool = True) -> list[tuple[int, int, int | None]]:
+        """Segments (start, end, id) covering ``text``; id is None for ordinary text.
+
+        lstrip/rstrip added tokens absorb neighbouring whitespace (HF semantics);
+        single_word ones only match when not inside a word.
+        """
+        pattern = self._patterns[parse_special]
+        if pattern is None or not text:
+            return [(0, len(text), None)] if text else []
+        segments: list[tuple[int, int, int | None]] = []
+        cursor = 0
+        pos = 0
+        while True:
+            match = pattern.search(text, pos)
+            if match is None:
+                break
+            start, end = match.span()
+            token = self.by_content[match.group()]
+            if token.single_word and (
+                (start > 0 and _is_word_char(text[start - 1])) or (end < len(text) and _is_word_char(text[end]))
+            ):
+                pos = start + 1
+                continue
+            if token.lstrip:
+                while start > cursor and text[start - 1].isspace():
+                    start -= 1
+            if token.rstrip:
+                while end < len(text) and text[end].isspace():
+                    end += 1
+            if start > cursor:
+                segments.append((cursor, start, None))
+            segments.append((start, end, token.id))
+            cursor = pos = end
+        if cursor < len(text):
+            segments.append((cursor, len(text), None))
+        return segments
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"

@@ -1,0 +1,12 @@
+"""``python -m labkit.bench SUITE``: run a benchmark suite and print labkit vs the reference.
+
+Suites: bpe, spm, wordpiece, unigram, stream, stop, cache, all.
+"""
+from __future__ import annotations
+
+import sys
+
+from labkit.bench import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
