@@ -1,0 +1,93 @@
+"""What every labkit engine shares: added-token splitting, BOS/EOS framing, offsets.
+
+A labkit engine only says how to encode one stretch of ordinary text
+(:meth:`LabkitTokenizer._encode_segment`) and how to decode ids
+(:meth:`LabkitTokenizer._decode`); this class does the rest the same way for all of them.
+Introduced in notebook ``07_special_tokens_chat_templates`` (splitting before the model).
+
+Example: ``class MyEngine(LabkitTokenizer): def _encode_segment(self, text, context): ...``
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.core import Encoding, LabkitError, Tokenizer, VocabData
+
+
+@dataclass(frozen=True)
+class SegmentContext:
+    """Where an ordinary-text segment sits, for models whose rules depend on it
+    (SentencePiece adds its dummy prefix only at the start of the text or after an added token).
+
+    Example: ``SegmentContext(index=0, after_added=False, at_text_start=True)``
+    """
+
+    index: int            # position among the segments of this text (added tokens count)
+    after_added: bool     # the previous segment was an added token
+    at_text_start: bool   # the segment starts at offset 0 of the text
+
+
+class LabkitTokenizer(Tokenizer):
+    """Base class of labkit's own pure-Python engines.
+
+    Example: ``labkit.load("gpt2", engine="labkit").encode("a<|endoftext|>").ids`` -> ``[64, 50256]``
+    """
+
+    engine = "labkit"
+
+    def __init__(self, vocab: VocabData):
+        super().__init__(vocab, backend=None)
+        self.splitter = AddedTokenSplitter(vocab.added_tokens)
+
+    # -- to implement --------------------------------------------------------
+    def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
+        """Ordinary text -> list of (id, start, end), char offsets relative to ``text``."""
+        raise NotImplementedError
+
+    # -- shared pipeline -------------------------------------------------------
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        after_added = False
+        for index, (start, end, added_id) in enumerate(self.splitter.split(text, parse_special)):
+            if added_id is not None:
+                ids.append(added_id)
+                offsets.append((start, end))
+                after_added = True
+                continue
+            context = SegmentContext(index=index, after_added=after_added, at_text_start=start == 0)
+            for token_id, s, e in self._encode_segment(text[start:end], context):
+                ids.append(token_id)
+                offsets.append((start + s, start + e))
+            after_added = False
+        if add_special_tokens:
+            ids, offsets = self._frame(ids, offsets, len(text))
+        tokens = self.vocab.tokens
+        return Encoding(ids=ids, tokens=[tokens[i] for i in ids], offsets=offsets)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with no added-token matching and no BOS/EOS (a fast path)."""
+        if not isinstance(text, str):
+            raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        context = SegmentContext(index=0, after_added=False, at_text_start=True)
+        return [token_id for token_id, _, _ in self._encode_segment(text, context)] if text else []
+
+    def _frame(self, ids, offsets, text_length):
+        """Add BOS/EOS (or [CLS] ... [SEP]) as the model's config says."""
+        sp = self.vocab.specials
+        if sp.add_cls_sep:
+            if sp.cls_id is None or sp.sep_id is None:
+                raise LabkitError(f"{self.name}: add_special_tokens needs [CLS] and [SEP] ids, which this vocab lacks")
+            return [sp.cls_id, *ids, sp.sep_id], [(0, 0), *offsets, (0, 0)]
+        if sp.add_bos and sp.bos_id is not None:
+            ids, offsets = [sp.bos_id, *ids], [(0, 0), *offsets]
+        if sp.add_eos and sp.eos_id is not None:
+            ids, offsets = [*ids, sp.eos_id], [*offsets, (text_length, text_length)]
+        return ids, offsets
+
+    def _drop_special(self, ids: list[int]) -> list[int]:
+        """The ids that skip_special_tokens keeps."""
+        special = self._special_ids()
+        types = self.vocab.token_types
+        return [i for i in ids if i not in special and types[i] != 3]
