@@ -1,0 +1,361 @@
+"""The ``tokenizers`` reference engine: a ``tokenizers.Tokenizer`` built from any shipped file.
+
+A tokenizer.json is used as it is (padding and truncation switched off). For GGUF,
+SentencePiece ``.model`` and ``.tiktoken`` files the pipeline is assembled from the
+reader's plain data: normaliser, pre-tokenizer, model, added tokens, post-processor and
+decoder, each chosen the way llama.cpp / sentencepiece / tiktoken behave for that file.
+Introduced in notebook ``00_tour``.
+
+Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9707, 1879]``
+"""
+from __future__ import annotations
+
+import json
+
+import tokenizers
+from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors
+
+from labkit.core import (
+    MODEL_BPE_BYTE,
+    MODEL_SPM_BPE,
+    MODEL_UNIGRAM,
+    MODEL_WORDPIECE,
+    TOKEN_BYTE,
+    TOKEN_CONTROL,
+    TOKEN_UNKNOWN,
+    TOKEN_UNUSED,
+    Encoding,
+    EngineUnavailable,
+    FormatError,
+    LabkitError,
+    Tokenizer,
+    VocabData,
+)
+
+SPIECE_UNDERLINE = "\u2581"
+
+
+class HFTokenizer(Tokenizer):
+    """A labkit Tokenizer whose work is done by a ``tokenizers.Tokenizer`` (``.backend``).
+
+    Example: ``labkit.load("gpt2", engine="hf").backend`` -> ``Tokenizer(version="1.0", ...)``
+    """
+
+    engine = "hf"
+
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        backend = self.backend
+        # encode_special_tokens=True turns special added tokens into plain text (non-special stay matched)
+        backend.encode_special_tokens = not parse_special
+        try:
+            enc = backend.encode(text, add_special_tokens=add_special_tokens)
+        except Exception as exc:  # the library's errors become ours
+            raise LabkitError(f"{self.name}: tokenizers could not encode {text[:40]!r}: {exc}") from None
+        return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        try:
+            return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
+        except Exception as exc:
+            raise LabkitError(f"{self.name}: tokenizers could not decode: {exc}") from None
+
+
+def build(vocab: VocabData) -> HFTokenizer:
+    """Build the ``tokenizers`` engine for ``vocab``; EngineUnavailable if it cannot serve it.
+
+    Example: ``build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens`` -> ``['hello']``
+    """
+    try:
+        if vocab.format == "hf_json":
+            backend = _from_tokenizer_json(vocab)
+        elif vocab.model == MODEL_BPE_BYTE:
+            backend = _byte_level_bpe(vocab)
+        elif vocab.model == MODEL_SPM_BPE:
+            backend = _sentencepiece_like(vocab, unigram=False)
+        elif vocab.model == MODEL_UNIGRAM:
+            backend = _sentencepiece_like(vocab, unigram=True)
+        elif vocab.model == MODEL_WORDPIECE:
+            backend = _wordpiece(vocab)
+        else:
+            raise EngineUnavailable(f"{vocab.name}: the hf engine has no pipeline for model {vocab.model!r}")
+    except LabkitError:
+        raise
+    except Exception as exc:  # a library failure on bad data
+        raise FormatError(f"{vocab.name}: tokenizers could not build this vocabulary: {type(exc).__name__}: {exc}") from None
+    return HFTokenizer(vocab, backend=backend)
+
+
+# ----------------------------------------------------------------------------- tokenizer.json
+
+
+def _from_tokenizer_json(vocab: VocabData) -> tokenizers.Tokenizer:
+    raw = vocab.metadata.get("tokenizer_json")
+    if raw is None:
+        raise EngineUnavailable(f"{vocab.name}: no tokenizer.json content in metadata")
+    text = raw if isinstance(raw, str) else json.dumps(raw)
+    backend = tokenizers.Tokenizer.from_str(text)
+    # all-MiniLM-L6-v2 ships Fixed(128) padding and truncation: ids must be the text's own
+    backend.no_padding()
+    backend.no_truncation()
+    return backend
+
+
+# ----------------------------------------------------------------------------- shared pieces
+
+
+def _added_tokens(vocab: VocabData) -> tuple[list[tokenizers.AddedToken], list[tokenizers.AddedToken]]:
+    """(special, non-special) tokenizers.AddedToken lists, in id order."""
+    special, plain = [], []
+    for added in sorted(vocab.added_tokens, key=lambda a: a.id):
+        token = tokenizers.AddedToken(
+            added.content,
+            special=added.special,
+            normalized=added.normalized,
+            lstrip=added.lstrip,
+            rstrip=added.rstrip,
+            single_word=added.single_word,
+        )
+        (special if added.special else plain).append(token)
+    return special, plain
+
+
+def _finish(vocab: VocabData, backend: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
+    """Add the added tokens and the BOS/EOS or CLS/SEP post-processor."""
+    special, plain = _added_tokens(vocab)
+    if special:
+        backend.add_special_tokens(special)
+    if plain:
+        backend.add_tokens(plain)
+    _check_added_ids(vocab, backend)
+    post = _post_processor(vocab)
+    if post is not None:
+        backend.post_processor = post
+    return backend
+
+
+def _check_added_ids(vocab: VocabData, backend: tokenizers.Tokenizer) -> None:
+    # an added token that is not already in the model's vocab would get a new id: names and ids must agree
+    for added in vocab.added_tokens:
+        got = backend.token_to_id(added.content)
+        if got != added.id:
+            raise EngineUnavailable(
+                f"{vocab.name}: added token {added.content!r} would get id {got} instead of {added.id} in tokenizers"
+            )
+
+
+def _post_processor(vocab: VocabData):
+    sp = vocab.specials
+    if sp.add_cls_sep:
+        if sp.cls is None or sp.sep is None or sp.cls_id is None or sp.sep_id is None:
+            raise FormatError(f"{vocab.name}: CLS/SEP framing asked for but [CLS]/[SEP] are not set")
+        return processors.TemplateProcessing(
+            single=f"{sp.cls}:0 $A:0 {sp.sep}:0",
+            pair=f"{sp.cls}:0 $A:0 {sp.sep}:0 $B:1 {sp.sep}:1",
+            special_tokens=[(sp.cls, sp.cls_id), (sp.sep, sp.sep_id)],
+        )
+    pieces, pairs = [], {}
+    if sp.add_bos and sp.bos is not None and sp.bos_id is not None:
+        pieces.append("bos")
+        pairs[sp.bos] = sp.bos_id
+    if sp.add_eos and sp.eos is not None and sp.eos_id is not None:
+        pieces.append("eos")
+        pairs[sp.eos] = sp.eos_id
+    if not pieces:
+        return None
+    bos = f"{sp.bos}:0 " if "bos" in pieces else ""
+    eos = f" {sp.eos}:0" if "eos" in pieces else ""
+    return processors.TemplateProcessing(
+        single=f"{bos}$A:0{eos}",
+        pair=f"{bos}$A:0{eos} {bos}$B:1{eos}".replace(":0 $B", ":1 $B"),
+        special_tokens=list(pairs.items()),
+    )
+
+
+def _vocab_dict(vocab: VocabData) -> dict[str, int]:
+    table: dict[str, int] = {}
+    for index, token in enumerate(vocab.tokens):
+        if token in table:
+            # tokenizers maps each spelling to one id: a duplicate cannot keep names and ids aligned
+            raise EngineUnavailable(f"{vocab.name}: token {token!r} appears twice (ids {table[token]} and {index})")
+        table[token] = index
+    return table
+
+
+# ----------------------------------------------------------------------------- byte-level BPE
+
+
+def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
+    from labkit.algorithms import pretokenize
+
+    pre = vocab.pre or "default"
+    spec = pretokenize.pre_tokenizer_spec(pre)
+    merges = vocab.merges
+    if merges is None:
+        if vocab.token_bytes is None:
+            raise EngineUnavailable(f"{vocab.name}: byte-level BPE without merges or token bytes")
+        merges = merges_from_ranks(vocab.token_bytes)
+    else:
+        merges = list(merges)
+    model = models.BPE(
+        vocab=_vocab_dict(vocab),
+        merges=merges,
+        ignore_merges=bool(vocab.options.get("ignore_merges", spec.ignore_merges)),
+    )
+    backend = tokenizers.Tokenizer(model)
+    if spec.nfc or vocab.normalizer.get("nfc"):
+        backend.normalizer = normalizers.NFC()
+    splits = [pre_tokenizers.Split(Regex(pattern), behavior="isolated") for pattern in spec.patterns]
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [*splits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
+    backend.decoder = decoders.ByteLevel()
+    return _finish(vocab, backend)
+
+
+# ----------------------------------------------------------------------------- SentencePiece
+
+
+def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
+    """Rebuild BPE merges from SentencePiece scores: every split of a normal piece into two
+    pieces of the vocab, ordered by the merged piece's score (highest first).
+
+    Example: ``spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]`` -> ``('▁', 't')``
+    """
+    if vocab.scores is None:
+        raise EngineUnavailable(f"{vocab.name}: SentencePiece BPE needs scores to order its merges")
+    ids = {}
+    for index, (token, ttype) in enumerate(zip(vocab.tokens, vocab.token_types)):
+        if ttype not in (TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_BYTE, TOKEN_UNUSED):
+            ids.setdefault(token, index)
+    found = []
+    for piece, index in ids.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in ids and right in ids:
+                # sentencepiece merges the pair whose result scores highest; ties: lower id first
+                found.append((-vocab.scores[index], index, ids[left], ids[right], left, right))
+    found.sort()
+    return [(left, right) for *_, left, right in found]
+
+
+def _sentencepiece_like(vocab: VocabData, *, unigram: bool) -> tokenizers.Tokenizer:
+    norm = vocab.normalizer
+    byte_fallback = bool(vocab.options.get("byte_fallback", False))
+    unk_id = vocab.specials.unk_id
+    if unk_id is None:
+        unk_ids = [i for i, t in enumerate(vocab.token_types) if t == TOKEN_UNKNOWN]
+        unk_id = unk_ids[0] if unk_ids else None
+    if unigram:
+        if vocab.scores is None:
+            raise EngineUnavailable(f"{vocab.name}: Unigram needs scores")
+        model = models.Unigram(list(zip(vocab.tokens, vocab.scores)), unk_id, byte_fallback)
+    else:
+        merges = vocab.merges if vocab.merges is not None else spm_merges_from_scores(vocab)
+        model = models.BPE(
+            vocab=_vocab_dict(vocab),
+            merges=list(merges),
+            unk_token=vocab.tokens[unk_id] if unk_id is not None else None,
+            fuse_unk=True,
+            byte_fallback=byte_fallback,
+        )
+    backend = tokenizers.Tokenizer(model)
+    steps = []
+    if norm.get("charsmap"):
+        steps.append(normalizers.Precompiled(norm["charsmap"]))
+    if norm.get("remove_extra_whitespaces", False):
+        # sentencepiece drops leading/trailing spaces and squeezes runs, after the charsmap
+        steps.append(normalizers.Replace(Regex("^ +| +$"), ""))
+        steps.append(normalizers.Replace(Regex(" {2,}"), " "))
+    suffix = bool(norm.get("treat_whitespace_as_suffix", False))
+    if norm.get("add_dummy_prefix", True):
+        steps.append(normalizers.Append(" ") if suffix else normalizers.Prepend(" "))
+    if norm.get("escape_whitespaces", True):
+        steps.append(normalizers.Replace(" ", SPIECE_UNDERLINE))
+    if steps:
+        backend.normalizer = normalizers.Sequence(steps)
+    parts = [decoders.Replace(SPIECE_UNDERLINE, " ")]
+    if byte_fallback:
+        parts.append(decoders.ByteFallback())
+    parts.append(decoders.Fuse())
+    if norm.get("add_dummy_prefix", True):
+        parts.append(decoders.Strip(" ", 0, 1) if suffix else decoders.Strip(" ", 1, 0))
+    backend.decoder = decoders.Sequence(parts)
+    return _finish(vocab, backend)
+
+
+# ----------------------------------------------------------------------------- WordPiece
+
+
+def _wordpiece(vocab: VocabData) -> tokenizers.Tokenizer:
+    opts, norm = vocab.options, vocab.normalizer
+    prefix = opts.get("continuing_subword_prefix", "##")
+    model = models.WordPiece(
+        _vocab_dict(vocab),
+        unk_token=opts.get("unk_token") or vocab.specials.unk or "[UNK]",
+        max_input_chars_per_word=int(opts.get("max_input_chars_per_word", 100)),
+        continuing_subword_prefix=prefix,
+    )
+    backend = tokenizers.Tokenizer(model)
+    backend.normalizer = normalizers.BertNormalizer(
+        clean_text=bool(norm.get("clean_text", True)),
+        handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+        strip_accents=norm.get("strip_accents"),
+        lowercase=bool(norm.get("lowercase", True)),
+    )
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece(prefix=prefix, cleanup=True)
+    return _finish(vocab, backend)
+
+
+# ----------------------------------------------------------------------------- byte helpers
+
+
+def byte_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte to a printable character (how byte-level vocabs spell bytes).
+
+    Printable Latin-1 bytes stand for themselves; the other 68 are shifted to U+0100 upward.
+    Example: ``byte_to_unicode()[ord(" ")]`` -> ``'Ġ'``
+    """
+    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {b: chr(b) for b in keep}
+    shift = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shift)
+            shift += 1
+    return dict(sorted(table.items()))
+
+
+def unicode_to_byte() -> dict[str, int]:
+    """The inverse of :func:`byte_to_unicode`. Example: ``unicode_to_byte()['Ġ']`` -> ``32``"""
+    return {ch: b for b, ch in byte_to_unicode().items()}
+
+
+def merges_from_ranks(token_bytes: list[bytes | None]) -> list[tuple[str, str]]:
+    """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
+
+    A token of rank r is the merge of the two parts that rank BPE, allowed only merges
+    ranked below r, leaves when run on the token's own bytes (transformers converts
+    tiktoken files the same way). Merges come out in rank order.
+    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+    """
+    ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
+    spell = byte_to_unicode()
+    merges = []
+    for rank, tb in enumerate(token_bytes):
+        if tb is None or len(tb) < 2:
+            continue
+        parts = [tb[i : i + 1] for i in range(len(tb))]
+        while len(parts) > 2:
+            best, best_rank = -1, rank
+            for i in range(len(parts) - 1):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < best_rank:
+                    best, best_rank = i, r
+            if best < 0:
+                break
+            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+        if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
+            raise FormatError(f"token of rank {rank} ({tb!r}) is not the merge of two lower-ranked tokens")
+        merges.append(("".join(spell[b] for b in parts[0]), "".join(spell[b] for b in parts[1])))
+    return merges
