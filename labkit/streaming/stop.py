@@ -1,0 +1,434 @@
+"""Stop sequences with a jail buffer: end generation on stop tokens or stop strings, token by token.
+
+A stop string such as ``"Hello world"`` can arrive split over several tokens ("Hello",
+" world"), so text that might be the start of a stop string cannot be shown yet: it goes to
+a *jail* and is released as soon as the text goes another way ("Hello", " test" releases
+"Hello test"). The jail holds exactly the longest suffix of the decoded text that is a
+proper prefix of some stop string, which an Aho-Corasick automaton knows for free: it is
+the depth of its current state. Token stops (EOS, ``<|im_end|>``) are checked on the id,
+before any decoding.
+
+Layers, bottom up:
+  * :class:`StopStringMatcher` -- plain text chunks in, released text and the stop out.
+  * :class:`StopSequenceDecoder` -- token ids in (through :class:`labkit.DecodeStream`),
+    ``Text | Held | Stopped | StoppedWithText`` out.
+  * :class:`FixedHoldBack` -- the simpler approach (always withhold ``max(len) - 1``
+    characters) kept for comparison.
+
+Introduced in notebook ``09_stop_sequences_jail``.
+
+Example::
+
+    tok = labkit.load("gpt2")
+    dec = labkit.StopSequenceDecoder(tok, labkit.StopSequenceConfig(stop_sequences=["\\n\\n"]))
+    [dec.process_token(i) for i in tok.encode("Hi there.\\n\\nBye").ids]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence, Union
+
+from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+from labkit.core import LabkitError
+
+__all__ = [
+    "Text",
+    "Held",
+    "Stopped",
+    "StoppedWithText",
+    "StopOutput",
+    "StopReason",
+    "StopSequenceConfig",
+    "StopSequenceDecoder",
+    "StopStringMatcher",
+    "FixedHoldBack",
+    "stop_reference",
+]
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+@dataclass(frozen=True)
+class Text:
+    """Text released to the reader (never empty from ``process_token``). Example: ``Text("Hello test")``"""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Held:
+    """Nothing to show for this token: its text is in the jail (or is not complete UTF-8 yet).
+
+    Example: ``Held()``
+    """
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Generation has stopped and there is no text left to show. Example: ``Stopped()``"""
+
+
+@dataclass(frozen=True)
+class StoppedWithText:
+    """Generation has stopped; this is the last text to show (a released jail, a visible stop).
+
+    Example: ``StoppedWithText("Hello")``
+    """
+
+    text: str
+
+
+StopOutput = Union[Text, Held, Stopped, StoppedWithText]
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """Which stop fired: ``kind`` is "token", "eos" or "string"; ``value`` the id or the string.
+
+    Example: ``StopReason("string", "\\n\\n", visible=False)``
+    """
+
+    kind: str
+    value: Union[int, str]
+    visible: bool
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+def _ids(name: str, values) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise LabkitError(f"StopSequenceConfig: {name} must be a list of token ids, got {type(values).__name__}")
+    out = []
+    for pos, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LabkitError(f"StopSequenceConfig: {name}[{pos}] is {value!r}, not a token id (int)")
+        out.append(int(value))
+    return tuple(dict.fromkeys(out))
+
+
+def _strings(name: str, values) -> tuple[str, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        # a bare str would otherwise become one stop per character
+        raise LabkitError(f"StopSequenceConfig: {name} must be a list of str, got {type(values).__name__} {values!r}")
+    out = []
+    for pos, value in enumerate(values):
+        if not isinstance(value, str):
+            raise LabkitError(f"StopSequenceConfig: {name}[{pos}] is {type(value).__name__}, not str")
+        if not value:
+            raise LabkitError(f"StopSequenceConfig: {name}[{pos}] is the empty string, which would stop everywhere")
+        out.append(value)
+    return tuple(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class StopSequenceConfig:
+    """What ends generation: token ids and strings, each hidden (cut) or visible (kept).
+
+    ``stop_tokens``/``stop_sequences`` are hidden: the stop itself is not shown.
+    ``visible_stop_tokens``/``visible_stop_sequences`` are shown, then generation stops.
+    ``eos_token_ids`` are hidden stop tokens too (a model may have several, e.g. Llama-3's
+    ``<|end_of_text|>`` and ``<|eot_id|>``); :meth:`for_tokenizer` fills them from a model.
+    ``min_tokens``: no stop of any kind fires within the first ``min_tokens`` tokens (the
+    tokens are then decoded as ordinary text).
+
+    Example: ``StopSequenceConfig(stop_sequences=["\\n\\nUser:"], visible_stop_sequences=["</answer>"])``
+    """
+
+    stop_tokens: Sequence[int] = ()
+    stop_sequences: Sequence[str] = ()
+    visible_stop_tokens: Sequence[int] = ()
+    visible_stop_sequences: Sequence[str] = ()
+    eos_token_ids: Sequence[int] = ()
+    min_tokens: int = 0
+
+    def __post_init__(self):
+        fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        fix("stop_tokens", _ids("stop_tokens", self.stop_tokens))
+        fix("visible_stop_tokens", _ids("visible_stop_tokens", self.visible_stop_tokens))
+        fix("eos_token_ids", _ids("eos_token_ids", self.eos_token_ids))
+        fix("stop_sequences", _strings("stop_sequences", self.stop_sequences))
+        fix("visible_stop_sequences", _strings("visible_stop_sequences", self.visible_stop_sequences))
+        both = set(self.stop_sequences) & set(self.visible_stop_sequences)
+        if both:
+            raise LabkitError(f"StopSequenceConfig: {sorted(both)!r} are both hidden and visible stop sequences")
+        both_ids = (set(self.stop_tokens) | set(self.eos_token_ids)) & set(self.visible_stop_tokens)
+        if both_ids:
+            raise LabkitError(f"StopSequenceConfig: ids {sorted(both_ids)} are both hidden and visible stop tokens")
+        if isinstance(self.min_tokens, bool) or not isinstance(self.min_tokens, int) or self.min_tokens < 0:
+            raise LabkitError(f"StopSequenceConfig: min_tokens must be an int >= 0, got {self.min_tokens!r}")
+
+    @classmethod
+    def for_tokenizer(cls, tok, **kwargs) -> "StopSequenceConfig":
+        """A config whose ``eos_token_ids`` are every end-of-generation id the model declares.
+
+        Example: ``StopSequenceConfig.for_tokenizer(labkit.load("qwen2"), stop_sequences=["\\n\\n"])``
+        """
+        specials = tok.special_tokens
+        eos = tuple(specials.eos_ids) or ((specials.eos_id,) if specials.eos_id is not None else ())
+        extra = tuple(kwargs.pop("eos_token_ids", ()))
+        return cls(eos_token_ids=eos + extra, **kwargs)
+
+
+# ----------------------------------------------------------------------------- text level
+
+
+class StopStringMatcher:
+    """Stop strings over text that arrives in chunks: releases what is safe, jails the rest.
+
+    :meth:`push` takes the next chunk of decoded text and returns ``(released, reason)``:
+    ``released`` is the text that can be shown now; ``reason`` is a :class:`StopReason` when
+    a stop string completed (then ``released`` ends just before a hidden stop, or just after
+    a visible one, and anything later in the chunk is dropped). Between pushes, :attr:`jail`
+    is exactly the longest suffix of the text that is a proper prefix of some stop string.
+    Where several stops complete in one chunk, the one that ends first wins (and of those
+    ending at the same character, the longest, which starts first).
+
+    Example: ``m = StopStringMatcher(["Hello world"]); m.push("Hello"); m.push(" test")``
+    -> ``('', None)`` then ``('Hello test', None)``
+    """
+
+    def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
+        hidden = _strings("stop_sequences", hidden)
+        visible = _strings("visible_stop_sequences", visible)
+        self._patterns = hidden + visible
+        self._visible = (False,) * len(hidden) + (True,) * len(visible)
+        self.automaton = AhoCorasick(self._patterns)
+        self.state = ROOT
+        self.jail = ""
+        self.stopped: StopReason | None = None
+
+    def reset(self) -> None:
+        """Forget all text: empty jail, no stop. Example: ``m.reset()``"""
+        self.state, self.jail, self.stopped = ROOT, "", None
+
+    def push(self, text: str, *, check: bool = True) -> tuple[str, StopReason | None]:
+        """Feed the next chunk; ``check=False`` lets stops pass (min_tokens) but keeps the jail.
+
+        Example: ``StopStringMatcher(["<|im_end|>"]).push("ok<|im_end|>tail")`` -> ``('ok', StopReason(...))``
+        """
+        if self.stopped is not None:
+            return "", self.stopped
+        if not text:
+            return "", None
+        held = len(self.jail)
+        combined = self.jail + text if held else text
+        automaton = self.automaton
+        state, end, pattern = automaton.scan(self.state, combined, held)
+        while end >= 0 and not check:
+            # a suppressed match: keep scanning; the automaton carries on as if nothing happened
+            state, end, pattern = automaton.scan(state, combined, end)
+        if end >= 0:
+            stop = self._patterns[pattern]
+            visible = self._visible[pattern]
+            self.stopped = StopReason("string", stop, visible)
+            self.state, self.jail = ROOT, ""
+            return combined[: end if visible else end - len(stop)], self.stopped
+        keep = automaton.hold_length(state)
+        self.state = state
+        cut = len(combined) - keep
+        self.jail = combined[cut:]
+        return combined[:cut], None
+
+    def release(self) -> str:
+        """End of text: hand back the jail and start over. Example: ``m.release()`` -> ``'Hello'``"""
+        out = "" if self.stopped is not None else self.jail
+        self.state, self.jail = ROOT, ""
+        return out
+
+
+class FixedHoldBack:
+    """The simple approach, for comparison: always withhold the last ``max(len) - 1`` characters.
+
+    It never shows part of a stop string either, but it delays *every* character by that
+    many characters, whether or not the text looks like a stop. Matching is a plain search of
+    each stop string in the held window.
+
+    Example: ``h = FixedHoldBack(["Hello world"]); h.push("Hello")`` -> ``('', None)``
+    """
+
+    def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
+        hidden = _strings("stop_sequences", hidden)
+        visible = _strings("visible_stop_sequences", visible)
+        self._stops = [(s, False) for s in hidden] + [(s, True) for s in visible]
+        self.window = max((len(s) for s, _ in self._stops), default=1) - 1
+        self.buffer = ""
+        self.stopped: StopReason | None = None
+
+    def push(self, text: str) -> tuple[str, StopReason | None]:
+        """Feed a chunk; returns ``(released, reason)`` like :meth:`StopStringMatcher.push`."""
+        if self.stopped is not None:
+            return "", self.stopped
+        self.buffer += text
+        best = None
+        for stop, visible in self._stops:  # one scan per stop string: the cost grows with their number
+            at = self.buffer.find(stop)
+            if at >= 0:
+                key = (at + len(stop), -len(stop))
+                if best is None or key < best[0]:
+                    best = (key, stop, visible, at)
+        if best is not None:
+            _, stop, visible, at = best
+            self.stopped = StopReason("string", stop, visible)
+            out = self.buffer[: at + len(stop) if visible else at]
+            self.buffer = ""
+            return out, self.stopped
+        cut = max(0, len(self.buffer) - self.window)
+        out, self.buffer = self.buffer[:cut], self.buffer[cut:]
+        return out, None
+
+    def release(self) -> str:
+        """End of text: hand back what is held."""
+        out = "" if self.stopped is not None else self.buffer
+        self.buffer = ""
+        return out
+
+
+def stop_reference(text: str, hidden: Iterable[str] = (), visible: Iterable[str] = ()) -> tuple[str, StopReason | None]:
+    """The whole text cut at its first stop string, computed naively (the tests' reference).
+
+    The first stop is the one that ends first; of those ending at the same character, the
+    longest. A hidden stop is cut off, a visible one kept; later text is dropped.
+
+    Example: ``stop_reference("a<|im_end|>b", ["<|im_end|>"])`` -> ``('a', StopReason(...))``
+    """
+    candidates = [(s, False) for s in hidden] + [(s, True) for s in visible]
+    best = None
+    for stop, is_visible in candidates:
+        at = text.find(stop)
+        if at >= 0:
+            key = (at + len(stop), -len(stop))
+            if best is None or key < best[0]:
+                best = (key, stop, is_visible, at)
+    if best is None:
+        return text, None
+    _, stop, is_visible, at = best
+    return text[: at + len(stop) if is_visible else at], StopReason("string", stop, is_visible)
+
+
+# ----------------------------------------------------------------------------- token level
+
+
+class StopSequenceDecoder:
+    """Decode a token stream and stop on stop tokens or stop strings, holding back only what
+    might turn out to be a stop string.
+
+    ``process_token(id)`` returns one of:
+      * ``Text(text)`` -- show this text;
+      * ``Held()`` -- nothing to show yet (text jailed, or an incomplete UTF-8 character);
+      * ``StoppedWithText(text)`` -- the stop fired; show this last text (released jail,
+        a visible stop);
+      * ``Stopped()`` -- the stop fired (or had fired) and there is nothing more to show.
+
+    Token stops are checked on the id before decoding: a hidden one never has its text
+    decoded, a visible one adds its own text (empty for a special token when
+    ``skip_special_tokens``). String stops are matched on the decoded text, across token
+    boundaries. Once stopped, every call returns ``Stopped()`` until :meth:`reset`.
+    :meth:`flush` ends the generation and releases the jail.
+
+    Example: ``dec = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=["Hello world"]))``
+    """
+
+    def __init__(self, tok, config: StopSequenceConfig, *, skip_special_tokens: bool = True, prompt_ids: Sequence[int] = ()):
+        if not isinstance(config, StopSequenceConfig):
+            raise LabkitError(f"StopSequenceDecoder: config must be a StopSequenceConfig, got {type(config).__name__}")
+        from labkit.streaming.decode_stream import DecodeStream
+
+        self.tok = tok
+        self.config = config
+        self.skip_special_tokens = bool(skip_special_tokens)
+        self.prompt_ids = tuple(prompt_ids)
+        size = tok.vocab_size
+        for name in ("stop_tokens", "visible_stop_tokens", "eos_token_ids"):
+            for i in getattr(config, name):
+                if not 0 <= i < size:
+                    raise LabkitError(f"StopSequenceDecoder: {name} has id {i}, outside {tok.name}'s vocab (size {size})")
+        self._hidden_ids = frozenset(config.stop_tokens)
+        self._eos_ids = frozenset(config.eos_token_ids)
+        self._visible_ids = frozenset(config.visible_stop_tokens)
+        self._token_stops = self._hidden_ids | self._eos_ids | self._visible_ids
+        self._stream_class = DecodeStream
+        self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
+        self.reset()
+
+    # -- state --------------------------------------------------------------
+    def reset(self) -> None:
+        """Start a new generation with the same tokenizer and config. Example: ``dec.reset()``"""
+        self._stream = self._stream_class(self.tok, self.prompt_ids, skip_special_tokens=self.skip_special_tokens)
+        self.matcher.reset()
+        self.stop_reason: StopReason | None = None
+        self.tokens_seen = 0
+
+    @property
+    def stopped(self) -> bool:
+        """True once a stop has fired (until :meth:`reset`)."""
+        return self.stop_reason is not None
+
+    @property
+    def jail(self) -> str:
+        """The text held back right now (a proper prefix of some stop string)."""
+        return self.matcher.jail
+
+    # -- the stream ---------------------------------------------------------
+    def process_token(self, token_id: int) -> StopOutput:
+        """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
+        if self.stop_reason is not None:
+            return _STOPPED
+        if isinstance(token_id, bool) or not isinstance(token_id, int):
+            raise LabkitError(f"StopSequenceDecoder: token id must be an int, got {token_id!r}")
+        index = self.tokens_seen
+        self.tokens_seen += 1
+        check = index >= self.config.min_tokens
+        if check and token_id in self._token_stops:
+            return self._token_stop(token_id)
+        chunk = self._stream.step(token_id)
+        if not chunk:
+            return _HELD
+        released, reason = self.matcher.push(chunk, check=check)
+        if reason is not None:
+            self.stop_reason = reason
+            return StoppedWithText(released) if released else _STOPPED
+        return Text(released) if released else _HELD
+
+    def _token_stop(self, token_id: int) -> StopOutput:
+        visible = token_id in self._visible_ids
+        if visible:
+            # the stop token's own text is decoded like any text (a string stop inside it still wins)
+            chunk = (self._stream.step(token_id) or "") + (self._stream.flush() or "")
+        else:
+            chunk = self._stream.flush() or ""  # an incomplete character before the stop
+        released, reason = self.matcher.push(chunk)
+        if reason is None:
+            released += self.matcher.release()
+            kind = "eos" if token_id in self._eos_ids and token_id not in self._hidden_ids else "token"
+            reason = StopReason(kind, token_id, visible)
+        self.stop_reason = reason
+        return StoppedWithText(released) if released else _STOPPED
+
+    def process_tokens(self, ids: Iterable[int]) -> list[StopOutput]:
+        """``process_token`` for each id, in order. Example: ``dec.process_tokens([1, 2, 3])``"""
+        return [self.process_token(i) for i in ids]
+
+    def flush(self) -> StopOutput:
+        """End of generation without a stop: release the jail (and any incomplete character).
+
+        Returns ``Text(rest)`` (possibly empty), or ``Stopped()``/``StoppedWithText`` if a stop
+        had fired or completes in the flushed text. Example: ``dec.flush()`` -> ``Text('Hello')``
+        """
+        if self.stop_reason is not None:
+            return _STOPPED
+        tail = self._stream.flush() or ""
+        released, reason = self.matcher.push(tail, check=self.tokens_seen > self.config.min_tokens)
+        if reason is not None:
+            self.stop_reason = reason
+            return StoppedWithText(released) if released else _STOPPED
+        return Text(released + self.matcher.release())
+
+    def __repr__(self) -> str:
+        state = f"stopped={self.stop_reason}" if self.stop_reason else f"jail={self.jail!r}"
+        return f"<StopSequenceDecoder {self.tok.name} tokens={self.tokens_seen} {state}>"
+
+
+_HELD = Held()
+_STOPPED = Stopped()
