@@ -1,0 +1,169 @@
+"""The GPT-2 byte <-> unicode map: how byte-level BPE vocabularies spell raw bytes as text.
+
+A byte-level BPE works on the UTF-8 *bytes* of the text, but its vocabulary files
+(``vocab.json``, ``merges.txt``, GGUF ``tokenizer.ggml.tokens``) store tokens as strings.
+GPT-2 therefore gives each of the 256 byte values one printable Unicode character:
+
+* the 188 bytes that are already visible, non-space Latin-1 characters keep their own code
+  point: ``!``..``~`` (0x21-0x7E), ``¡``..``¬`` (0xA1-0xAC) and ``®``..``ÿ`` (0xAE-0xFF);
+* the other 68 bytes are control characters (0x00-0x1F, 0x7F-0x9F), spaces (0x20 space,
+  0xA0 no-break space) or the invisible soft hyphen (0xAD). Written as themselves they would
+  vanish or be split on in a vocab file, so they move, in byte order, to U+0100, U+0101, ...
+  (``Ā``, ``ā``, ...). That is why a leading space shows up as ``Ġ`` (U+0120 = 0x100 + 32:
+  the space is the 33rd moved byte) and a newline as ``Ċ`` (U+010A).
+
+Introduced in notebook ``01_bytes_and_unicode``.
+
+Example: ``bytes_to_gpt2(" hello".encode())`` -> ``'Ġhello'``
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from labkit.core import LabkitError
+
+# Byte ranges whose Latin-1 character is printable and not a space: they map to themselves.
+PRINTABLE_RANGES = ((0x21, 0x7E), (0xA1, 0xAC), (0xAE, 0xFF))
+# Where the moved bytes start.
+SHIFT_BASE = 0x100
+
+
+def is_printable_byte(value: int) -> bool:
+    """True when byte ``value`` keeps its own Latin-1 character in the GPT-2 map.
+
+    Example: ``is_printable_byte(ord("A"))`` -> ``True``; ``is_printable_byte(0x20)`` -> ``False``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    return any(lo <= value <= hi for lo, hi in PRINTABLE_RANGES)
+
+
+@lru_cache(maxsize=None)
+def _byte_table() -> tuple[str, ...]:
+    table = []
+    moved = 0
+    for value in range(256):
+        if is_printable_byte(value):
+            table.append(chr(value))
+        else:
+            # moved bytes take U+0100, U+0101, ... in increasing byte order
+            table.append(chr(SHIFT_BASE + moved))
+            moved += 1
+    return tuple(table)
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """The 256-entry map byte value -> its GPT-2 character (a fresh dict each call).
+
+    Example: ``bytes_to_unicode()[0x20]`` -> ``'Ġ'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    return dict(enumerate(_byte_table()))
+
+
+@lru_cache(maxsize=None)
+def _char_table() -> dict[str, int]:
+    return {ch: value for value, ch in enumerate(_byte_table())}
+
+
+def unicode_to_bytes() -> dict[str, int]:
+    """The inverse map: GPT-2 character -> byte value (a fresh dict each call).
+
+    Example: ``unicode_to_bytes()['Ċ']`` -> ``10``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    return dict(_char_table())
+
+
+# str.translate table: byte value (as a code point) -> GPT-2 character
+_TRANSLATE = {value: ch for value, ch in enumerate(_byte_table())}
+
+
+def bytes_to_gpt2(data: bytes) -> str:
+    """Spell raw bytes as a GPT-2 token string.
+
+    Example: ``bytes_to_gpt2("é".encode())`` -> ``'Ã©'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise LabkitError(f"bytes_to_gpt2() takes bytes, got {type(data).__name__}")
+    # latin-1 turns each byte into the code point of the same value; translate remaps it
+    return bytes(data).decode("latin-1").translate(_TRANSLATE)
+
+
+def text_to_gpt2(text: str) -> str:
+    """Spell a text's UTF-8 bytes as a GPT-2 string (what byte-level BPE starts from).
+
+    Example: ``text_to_gpt2(" hi\\n")`` -> ``'ĠhiĊ'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if not isinstance(text, str):
+        raise LabkitError(f"text_to_gpt2() takes str, got {type(text).__name__}")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # a lone surrogate has no UTF-8 form, so no byte-level spelling either
+        raise LabkitError(f"text_to_gpt2(): text has no UTF-8 form at char {exc.start} ({exc.reason})") from None
+    return bytes_to_gpt2(data)
+
+
+def gpt2_to_bytes(token: str, *, where: str = "") -> bytes:
+    """The raw bytes behind a GPT-2 token string; characters outside the map raise LabkitError.
+
+    Example: ``gpt2_to_bytes('Ġhello')`` -> ``b' hello'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if not isinstance(token, str):
+        raise LabkitError(f"gpt2_to_bytes() takes str, got {type(token).__name__}")
+    table = _char_table()
+    try:
+        return bytes(table[ch] for ch in token)
+    except KeyError:
+        bad = next(ch for ch in token if ch not in table)
+        place = f" ({where})" if where else ""
+        raise LabkitError(
+            f"token {token!r}{place}: character {bad!r} (U+{ord(bad):04X}) is not in the GPT-2 byte map"
+        ) from None
+
+
+def try_gpt2_to_bytes(token: str) -> bytes | None:
+    """Like :func:`gpt2_to_bytes` but None when the string is not a GPT-2 byte spelling
+    (special tokens such as ``<|endoftext|>`` are, but ``<|im_start|>`` in some vocabs is not).
+
+    Example: ``try_gpt2_to_bytes('日本')`` -> ``None``
+    """
+    table = _char_table()
+    out = bytearray()
+    for ch in token:
+        value = table.get(ch)
+        if value is None:
+            return None
+        out.append(value)
+    return bytes(out)
+
+
+def gpt2_to_text(token: str, errors: str = "replace") -> str:
+    """Decode a GPT-2 token string back to text (invalid UTF-8 -> U+FFFD by default).
+
+    Example: ``gpt2_to_text('ĠhiĊ')`` -> ``' hi\\n'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    return gpt2_to_bytes(token).decode("utf-8", errors)
+
+
+def byte_fallback_piece(value: int) -> str:
+    """SentencePiece's spelling of a raw byte, ``<0xNN>`` (for comparison with GPT-2's map).
+
+    Example: ``byte_fallback_piece(0x0A)`` -> ``'<0x0A>'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if not isinstance(value, int) or not 0 <= value <= 255:
+        raise LabkitError(f"byte_fallback_piece() takes a byte value 0..255, got {value!r}")
+    return f"<0x{value:02X}>"
+
+
+def moved_bytes() -> list[int]:
+    """The 68 byte values that the GPT-2 map moves to U+0100 and up, in order.
+
+    Example: ``moved_bytes()[:3]`` -> ``[0, 1, 2]``
+    """
+    return [value for value in range(256) if not is_printable_byte(value)]

@@ -1,0 +1,336 @@
+"""Pre-tokenization for byte-level BPE: the regexes that cut text into words before merging.
+
+Byte-level BPE never merges across a pre-token boundary, so the split decides much of the
+result: whether ``" world"`` keeps its space, whether ``"12345"`` is one piece, ``"123"+"45"``
+or five digits, whether ``"don't"`` keeps ``'t`` apart. Each model family has its own rule,
+named by GGUF ``tokenizer.ggml.pre``. llama.cpp (``src/llama-vocab.cpp``) applies a *list*
+of regexes in sequence: each regex cuts every piece left by the previous one, and the text
+between matches is kept as a piece of its own (HF ``Split(..., behavior="isolated")``).
+
+Where llama.cpp had to rewrite a pattern for its own regex engine (``(?i:'s|...)`` spelled as
+``'[sS]|...``), this table keeps the original pattern of the model's ``tokenizer.json`` or
+tiktoken's ``pat_str``: the ``regex`` module understands it, and it is what the reference
+libraries run (they differ only on exotic case folds such as ``'ſ``).
+
+Two more per-model switches live here:
+
+* ``nfc``: the model's ``tokenizer.json`` has an NFC normaliser (Qwen2, GPT-NeoX/MPT,
+  Command-R); ``e`` + U+0301 becomes ``é`` before splitting;
+* ``ignore_merges``: Llama-3 first looks the whole pre-token up in the vocabulary and only
+  runs BPE when it is absent (HF ``BPE(ignore_merges=True)``).
+
+User-defined tokens (type 4 in GGUF, e.g. MPT's whitespace runs) are not handled by the
+regex at all: readers turn them into non-special added tokens, which are cut out of the text
+before pre-tokenization (see :mod:`labkit.algorithms.specials`).
+
+Introduced in notebook ``02_bpe_byte_level``.
+
+Example: ``get_pre_tokenizer("gpt-2").split("Hello world's 12345")``
+-> ``['Hello', ' world', "'s", ' 12345']``
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import regex
+
+from labkit.core import LabkitError
+
+# --------------------------------------------------------------------------- the patterns
+
+# GPT-2's split (HF ByteLevel(use_regex=True)); the final \s+ catches a whitespace run that
+# \s+(?!\S) leaves behind (llama.cpp keeps that gap as a piece, which comes to the same).
+GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# Llama-3 (= cl100k without possessive quantifiers): numbers in runs of up to 3 digits.
+LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# Qwen2: as Llama-3 but one digit at a time.
+QWEN2 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# Qwen3.5: combining marks (\p{M}) stay inside words.
+QWEN35 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# GPT-4o / o200k: case-aware words (CamelCase splits), contractions glued to the word.
+O200K = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+# tiktoken's own spellings (possessive quantifiers: same result, less backtracking).
+R50K_TIKTOKEN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+CL100K_TIKTOKEN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+# the cased letters (Unicode L&) as DeepSeek spelled them, escaped: several of these code
+# points (U+1FBE, U+2126, U+212A, ...) are changed by NFC, and an editor must not touch them
+_DEEPSEEK_CASED = (
+    "A-Za-z\u00B5\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u01BA\u01BC-\u01BF\u01C4-"
+    "\u0293\u0295-\u02AF\u0370-\u0373\u0376\u0377\u037B-\u037D\u037F\u0386\u0388"
+    "-\u038A\u038C\u038E-\u03A1\u03A3-\u03F5\u03F7-\u0481\u048A-\u052F\u0531"
+    "-\u0556\u10A0-\u10C5\u13A0-\u13F5\u13F8-\u13FD\u1C90-\u1CBA\u1CBD-\u1CBF"
+    "\u1D00-\u1D2B\u1D6B-\u1D77\u1D79-\u1D9A\u1E00-\u1F15\u1F18-\u1F1D\u1F20"
+    "-\u1F45\u1F48-\u1F4D\u1F50-\u1F57\u1F59\u1F5B\u1F5D\u1F5F-\u1F7D\u1F80-"
+    "\u1FB4\u1FB6-\u1FBC\u1FBE\u1FC2-\u1FC4\u1FC6-\u1FCC\u1FD0-\u1FD3\u1FD6-"
+    "\u1FDB\u1FE0-\u1FEC\u1FF2-\u1FF4\u1FF6-\u1FFC\u2102\u2107\u210A-\u2113\u2115"
+    "\u2119-\u211D\u2124\u2126\u2128\u212A-\u212D\u212F-\u2134\u2139\u213C-\u213F"
+    "\u2145-\u2149\u214E\u2183\u2184\u2C00-\u2C7B\u2C7E-\u2CE4\u2CEB-\u2CEE\u2CF2"
+    "\u2CF3\uA640-\uA66D\uA680-\uA69B\uA722-\uA76F\uA771-\uA787\uA78B-\uA78E"
+    "\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400"
+    "-\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2"
+    "\U00010CC0-\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943"
+)
+# DeepSeek LLM (7B/67B): newlines alone, Latin-ish words, ASCII/fullwidth punctuation,
+# trailing spaces, CJK/Hangul runs, numbers.
+DEEPSEEK_LLM = (
+    r"""[\r\n]""",
+    "\\s?[" + _DEEPSEEK_CASED + "]+",
+    r"""\s?[!-/:-~！-／：-～‘-‟　-。]+""",
+    r"""\s+$""",
+    r"""[一-龥ࠀ-一가-퟿]+""",
+    r"""\p{N}+""",
+)
+DEEPSEEK_CODER = (
+    r"""[\r\n]""",
+    r"""\s?\p{L}+""",
+    r"""\s?\p{P}+""",
+    r"""[一-龥ࠀ-一가-퟿]+""",
+    r"""\p{N}""",
+)
+# BLOOM / Poro / GPT-3 Finnish: anything up to whitespace or a few punctuation marks.
+BLOOM = r""" ?[^(\s|.,!?…。，、।۔،)]+"""
+TEKKEN = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+    r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+@dataclass(frozen=True)
+class PreTokenizerSpec:
+    """How one ``tokenizer.ggml.pre`` splits text: regexes applied in sequence, plus NFC and
+    ignore_merges switches.
+
+    Example: ``get_pre_tokenizer("qwen2").split("abc 123")`` -> ``['abc', ' ', '1', '2', '3']``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+
+    name: str
+    regexes: tuple[str, ...]
+    nfc: bool = False
+    ignore_merges: bool = False
+    aliases: tuple[str, ...] = ()
+    family: str = ""   # llama.cpp's LLAMA_VOCAB_PRE_TYPE_* this name maps to
+    note: str = ""
+    _compiled: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        try:
+            compiled = tuple(regex.compile(r) for r in self.regexes)
+        except regex.error as exc:  # a broken table entry is a bug here, say which
+            raise LabkitError(f"pre-tokenizer {self.name!r}: bad regex ({exc})") from None
+        object.__setattr__(self, "_compiled", compiled)
+
+    @property
+    def pattern(self) -> str | None:
+        """The single regex when the split is one pattern (what tiktoken/HF ByteLevel take)."""
+        return self.regexes[0] if len(self.regexes) == 1 else None
+
+    def normalize(self, text: str) -> str:
+        """The text the regexes see: NFC-normalised if this model does so, else unchanged.
+
+        Example: ``get_pre_tokenizer("qwen2").normalize("e\\u0301")`` -> ``'é'``
+        """
+        if self.nfc and not unicodedata.is_normalized("NFC", text):
+            return unicodedata.normalize("NFC", text)
+        return text
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each pre-token of ``text`` as given (no normalisation): matches
+        and the gaps between them, covering the text with no overlap.
+
+        Example: ``get_pre_tokenizer("gpt-2").spans("a b")`` -> ``[(0, 1), (1, 3)]``
+        """
+        if not isinstance(text, str):
+            raise LabkitError(f"pre-tokenizer {self.name!r}: spans() takes str, got {type(text).__name__}")
+        pieces = [(0, len(text))] if text else []
+        for pattern in self._compiled:
+            cut: list[tuple[int, int]] = []
+            for start, end in pieces:
+                cursor = start
+                for match in pattern.finditer(text, start, end):
+                    s, e = match.span()
+                    if s == e:  # an empty match (a pure lookahead) does not cut
+                        continue
+                    if s > cursor:
+                        cut.append((cursor, s))  # text between matches stays a piece
+                    cut.append((s, e))
+                    cursor = e
+                if cursor < end:
+                    cut.append((cursor, end))
+            pieces = cut
+        return pieces
+
+    def split_normalized(self, text: str) -> list[str]:
+        """Pre-tokens of already-normalised ``text`` (fast path: one findall when it covers)."""
+        if len(self._compiled) == 1:
+            words = self._compiled[0].findall(text)
+            if sum(map(len, words)) == len(text):
+                return words
+        return [text[s:e] for s, e in self.spans(text)]
+
+    def split(self, text: str) -> list[str]:
+        """The pre-tokens BPE will see: normalise (NFC where the model does), then split.
+
+        Example: ``get_pre_tokenizer("llama3").split("x 12345")`` -> ``['x', ' ', '123', '45']``
+        """
+        if not isinstance(text, str):
+            raise LabkitError(f"pre-tokenizer {self.name!r}: split() takes str, got {type(text).__name__}")
+        return self.split_normalized(self.normalize(text))
+
+
+def _spec(name, regexes, **kw) -> PreTokenizerSpec:
+    if isinstance(regexes, str):
+        regexes = (regexes,)
+    return PreTokenizerSpec(name=name, regexes=tuple(regexes), **kw)
+
+
+_SPECS = [
+    _spec("default", (r"[\p{P}\$\+<=>\^~\|]+", GPT2, r"\p{N}+", r"[0-9][0-9][0-9]"), family="DEFAULT",
+          note="llama.cpp's fallback when a GGUF has no tokenizer.ggml.pre"),
+    _spec("gpt-2", GPT2, family="GPT2",
+          aliases=("gpt2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
+                   "a.x-4.0", "mellum", "modern-bert", "olmo", "jais", "exaone4", "roberta-bpe",
+                   "jina-v1-en", "jina-v2-code"),
+          note="GPT-2's split: optional space + letters / numbers / other; contractions"),
+    _spec("mpt", GPT2, nfc=True, family="MPT",
+          note="GPT-NeoX tokenizer: GPT-2 split after NFC; its whitespace-run tokens are "
+               "user-defined (type 4) and matched as added tokens"),
+    _spec("llama3", LLAMA3, ignore_merges=True, family="LLAMA3",
+          aliases=("llama-bpe", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+                   "jina-v5-nano"),
+          note="Llama-3: digits in groups of up to 3, whole-word lookup first (ignore_merges)"),
+    _spec("dbrx", LLAMA3, family="DBRX", aliases=("smaug-bpe",), note="Llama-3 split, merges always applied"),
+    _spec("chatglm-bpe", LLAMA3, family="CHATGLM4", aliases=("glm4",), note="Llama-3 split"),
+    _spec("qwen2", QWEN2, nfc=True, family="QWEN2", aliases=("deepseek-r1-qwen", "kormo", "f2llmv2"),
+          note="Qwen2: NFC, then the Llama-3 split with one digit at a time"),
+    _spec("qwen35", QWEN35, nfc=True, family="QWEN35",
+          note="Qwen3.5: as qwen2 but combining marks stay inside words"),
+    _spec("deepseek-llm", DEEPSEEK_LLM, family="DEEPSEEK_LLM",
+          note="DeepSeek LLM: six regexes in sequence (newlines, words, punctuation, CJK, numbers)"),
+    _spec("deepseek-coder", DEEPSEEK_CODER, family="DEEPSEEK_CODER",
+          note="DeepSeek Coder: newlines, words, punctuation, CJK, single digits"),
+    _spec("falcon", (r"[\p{P}\$\+<=>\^~\|`]+", GPT2, r"[0-9][0-9][0-9]"), family="FALCON",
+          note="Falcon: punctuation runs first, then the GPT-2 split, then 3-digit groups"),
+    _spec("starcoder", (r"\p{N}", GPT2), family="STARCODER",
+          aliases=("smollm", "codeshell", "exaone", "minerva-7b", "mellum2"),
+          note="StarCoder: every digit alone, then the GPT-2 split"),
+    _spec("refact", (r"\p{N}", GPT2), family="REFACT", note="as starcoder"),
+    _spec("command-r", (r"\p{N}", GPT2), nfc=True, family="COMMAND_R",
+          note="Command-R: NFC, every digit alone, then the GPT-2 split"),
+    _spec("gpt-4o", O200K, family="GPT4O", aliases=("llama4", "kanana2", "talkie", "minimax-m2"),
+          note="GPT-4o / o200k: case-aware words, digits in groups of up to 3"),
+    _spec("tekken", TEKKEN, ignore_merges=True, family="TEKKEN", note="Mistral Tekken"),
+    _spec("bloom", BLOOM, family="BLOOM", aliases=("poro-chat", "gpt3-finnish"),
+          note="BLOOM: cut only at whitespace and a few punctuation marks"),
+    _spec("viking", (BLOOM, r"\p{N}"), family="VIKING", note="as bloom, plus single digits"),
+    # tiktoken's encodings, under their own names
+    _spec("r50k", R50K_TIKTOKEN, aliases=("r50k_base", "p50k", "p50k_base", "p50k_edit"), family="GPT2",
+          note="tiktoken r50k/p50k pat_str (same split as gpt-2)"),
+    _spec("cl100k", CL100K_TIKTOKEN, aliases=("cl100k_base",), family="LLAMA3",
+          note="tiktoken cl100k_base pat_str"),
+    _spec("o200k", O200K, aliases=("o200k_base", "o200k_harmony"), family="GPT4O",
+          note="tiktoken o200k_base pat_str"),
+]
+
+PRE_TOKENIZERS: dict[str, PreTokenizerSpec] = {spec.name: spec for spec in _SPECS}
+PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}
+
+
+def known_pre_names() -> list[str]:
+    """Every pre name this module knows (canonical names and aliases), sorted.
+
+    Example: ``"qwen2" in known_pre_names()`` -> ``True``
+    """
+    return sorted([*PRE_TOKENIZERS, *PRE_ALIASES])
+
+
+def get_pre_tokenizer(name: str | None) -> PreTokenizerSpec:
+    """The spec for a ``tokenizer.ggml.pre`` name or tiktoken encoding name (None -> 'default').
+
+    Unknown names raise LabkitError listing the known ones.
+    Example: ``get_pre_tokenizer("llama-bpe").name`` -> ``'llama3'``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    if name is None:
+        name = "default"
+    if isinstance(name, PreTokenizerSpec):
+        return name
+    if not isinstance(name, str):
+        raise LabkitError(f"pre-tokenizer name must be a str, got {type(name).__name__}")
+    spec = PRE_TOKENIZERS.get(name) or PRE_TOKENIZERS.get(PRE_ALIASES.get(name, ""))
+    if spec is None:
+        raise LabkitError(f"unknown pre-tokenizer {name!r}; known: {', '.join(known_pre_names())}")
+    return spec
+
+
+def pretokenize(text: str, pre: str | PreTokenizerSpec = "gpt-2") -> list[str]:
+    """Split ``text`` the way model ``pre`` does (normalising first where it does).
+
+    Example: ``pretokenize("I'm 2024", "qwen2")`` -> ``['I', "'m", ' ', '2', '0', '2', '4']``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    return get_pre_tokenizer(pre).split(text)
+
+
+split = pretokenize
+
+
+def nfc_with_offsets(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """NFC-normalise ``text`` and say, for each output char, which (start, end) of the
+    input it came from (a composed ``é`` points back at both ``e`` and U+0301).
+
+    Example: ``nfc_with_offsets("e\\u0301x")`` -> ``('éx', [(0, 2), (2, 3)])``
+    """
+    if unicodedata.is_normalized("NFC", text):
+        return text, [(i, i + 1) for i in range(len(text))]
+    # Cut the input into chunks that normalise independently: a new chunk starts at a
+    # starter whose NFC does not interact with what came before.
+    chunks: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(text)):
+        if unicodedata.combining(text[i]) != 0:
+            continue
+        head = unicodedata.normalize("NFC", text[start:i])
+        if unicodedata.normalize("NFC", text[start : i + 1]) == head + unicodedata.normalize("NFC", text[i]):
+            chunks.append((start, i))
+            start = i
+    if text:
+        chunks.append((start, len(text)))
+    out_chars: list[str] = []
+    mapping: list[tuple[int, int]] = []
+    for s, e in chunks:
+        piece = unicodedata.normalize("NFC", text[s:e])
+        out_chars.append(piece)
+        mapping.extend([(s, e)] * len(piece))
+    normalized = "".join(out_chars)
+    if normalized != unicodedata.normalize("NFC", text):  # chunking went wrong: one coarse chunk
+        normalized = unicodedata.normalize("NFC", text)
+        mapping = [(0, len(text))] * len(normalized)
+    return normalized, mapping
