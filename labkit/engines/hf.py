@@ -43,15 +43,33 @@ class HFTokenizer(Tokenizer):
 
     engine = "hf"
 
+    def __init__(self, vocab: VocabData, *, backend: tokenizers.Tokenizer, plain_backend: tokenizers.Tokenizer | None = None):
+        super().__init__(vocab, backend=backend)
+        # Unigram only: a twin whose lattice cannot match control pieces, for parse_special=False
+        self._plain_backend = plain_backend
+        unk = vocab.specials.unk_id
+        self._unk_id = unk if vocab.model == MODEL_UNIGRAM and unk is not None and unk < len(vocab.tokens) else None
+
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         backend = self.backend
-        # encode_special_tokens=True turns special added tokens into plain text (non-special stay matched)
-        backend.encode_special_tokens = not parse_special
+        if not parse_special and self._plain_backend is not None:
+            backend = self._plain_backend
+        else:
+            # encode_special_tokens=True turns special added tokens into plain text (non-special stay matched)
+            backend.encode_special_tokens = not parse_special
         try:
             enc = backend.encode(text, add_special_tokens=add_special_tokens)
         except Exception as exc:  # the library's errors become ours
             raise LabkitError(f"{self.name}: tokenizers could not encode {text[:40]!r}: {exc}") from None
-        return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
+        ids = list(enc.ids)
+        if backend is self._plain_backend:
+            tokens = [self.vocab.tokens[i] for i in ids]
+        elif self._unk_id is not None:
+            # Unigram reports an unknown piece by its surface text; labkit names it by the vocab's spelling
+            tokens = [self.vocab.tokens[i] if i == self._unk_id else t for i, t in zip(ids, enc.tokens)]
+        else:
+            tokens = list(enc.tokens)
+        return Encoding(ids, tokens, [tuple(o) for o in enc.offsets])
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         try:
@@ -65,6 +83,7 @@ def build(vocab: VocabData) -> HFTokenizer:
 
     Example: ``build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens`` -> ``['hello']``
     """
+    plain = None
     try:
         if vocab.format == "hf_json":
             backend = _from_tokenizer_json(vocab)
@@ -74,6 +93,8 @@ def build(vocab: VocabData) -> HFTokenizer:
             backend = _sentencepiece_like(vocab, unigram=False)
         elif vocab.model == MODEL_UNIGRAM:
             backend = _sentencepiece_like(vocab, unigram=True)
+            if any(t in _NOT_IN_LATTICE for t in vocab.token_types):
+                plain = _sentencepiece_like(vocab, unigram=True, hide_controls=True)
         elif vocab.model == MODEL_WORDPIECE:
             backend = _wordpiece(vocab)
         else:
@@ -82,7 +103,7 @@ def build(vocab: VocabData) -> HFTokenizer:
         raise
     except Exception as exc:  # a library failure on bad data
         raise FormatError(f"{vocab.name}: tokenizers could not build this vocabulary: {type(exc).__name__}: {exc}") from None
-    return HFTokenizer(vocab, backend=backend)
+    return HFTokenizer(vocab, backend=backend, plain_backend=plain)
 
 
 # ----------------------------------------------------------------------------- tokenizer.json
@@ -119,14 +140,15 @@ def _added_tokens(vocab: VocabData) -> tuple[list[tokenizers.AddedToken], list[t
     return special, plain
 
 
-def _finish(vocab: VocabData, backend: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
+def _finish(vocab: VocabData, backend: tokenizers.Tokenizer, *, with_specials: bool = True) -> tokenizers.Tokenizer:
     """Add the added tokens and the BOS/EOS or CLS/SEP post-processor."""
     special, plain = _added_tokens(vocab)
-    if special:
+    if special and with_specials:
         backend.add_special_tokens(special)
     if plain:
         backend.add_tokens(plain)
-    _check_added_ids(vocab, backend)
+    if with_specials:
+        _check_added_ids(vocab, backend)
     post = _post_processor(vocab)
     if post is not None:
         backend.post_processor = post
@@ -238,7 +260,11 @@ def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
     return [(left, right) for *_, left, right in found]
 
 
-def _sentencepiece_like(vocab: VocabData, *, unigram: bool) -> tokenizers.Tokenizer:
+# sentencepiece never puts these pieces in its lattice; tokenizers' Unigram would match their spelling
+_NOT_IN_LATTICE = (TOKEN_CONTROL, TOKEN_UNUSED)
+
+
+def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool = False) -> tokenizers.Tokenizer:
     norm = vocab.normalizer
     byte_fallback = bool(vocab.options.get("byte_fallback", False))
     unk_id = vocab.specials.unk_id
@@ -248,7 +274,11 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool) -> tokenizers.Tokeni
     if unigram:
         if vocab.scores is None:
             raise EngineUnavailable(f"{vocab.name}: Unigram needs scores")
-        model = models.Unigram(list(zip(vocab.tokens, vocab.scores)), unk_id, byte_fallback)
+        pieces = list(vocab.tokens)
+        if hide_controls:
+            # same ids, but spellings no text can produce (U+FFFE is a noncharacter)
+            pieces = [f"\ufffe{i}\ufffe" if t in _NOT_IN_LATTICE else p for i, (p, t) in enumerate(zip(pieces, vocab.token_types))]
+        model = models.Unigram(list(zip(pieces, vocab.scores)), unk_id, byte_fallback)
     else:
         merges = vocab.merges if vocab.merges is not None else spm_merges_from_scores(vocab)
         model = models.BPE(
@@ -280,7 +310,7 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool) -> tokenizers.Tokeni
     if norm.get("add_dummy_prefix", True):
         parts.append(decoders.Strip(" ", 0, 1) if suffix else decoders.Strip(" ", 1, 0))
     backend.decoder = decoders.Sequence(parts)
-    return _finish(vocab, backend)
+    return _finish(vocab, backend, with_specials=not hide_controls)
 
 
 # ----------------------------------------------------------------------------- WordPiece

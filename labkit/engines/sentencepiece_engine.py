@@ -1,0 +1,115 @@
+"""The ``sentencepiece`` reference engine: a ``SentencePieceProcessor`` behind the labkit surface.
+
+``.model`` files are loaded as they are; SentencePiece-family GGUF vocabularies (llama's SPM
+BPE, t5's Unigram) are first written back into a ``ModelProto`` by
+:func:`labkit.formats.spm_model.write_model_proto`. sentencepiece does not know about special
+tokens in text, so labkit splits the text at added tokens first (``parse_special``) and lets
+sentencepiece encode each plain segment, exactly as llama.cpp does.
+Introduced in notebook ``00_tour``.
+
+Example: ``labkit.load("botchan-unigram", engine="sentencepiece").encode("I am").tokens`` -> ``['▁I', '▁am']``
+"""
+from __future__ import annotations
+
+import sentencepiece
+
+from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.core import (
+    MODEL_SPM_BPE,
+    MODEL_UNIGRAM,
+    Encoding,
+    EngineUnavailable,
+    FormatError,
+    LabkitError,
+    Tokenizer,
+    VocabData,
+)
+from labkit.formats.spm_model import write_model_proto
+
+SPIECE_UNDERLINE = "\u2581"
+
+
+class SentencePieceTokenizer(Tokenizer):
+    """A labkit Tokenizer whose work is done by a ``SentencePieceProcessor`` (``.backend``).
+
+    Example: ``labkit.load("llama-spm", engine="sentencepiece").encode(" Hello").ids`` -> ``[29871, 15043]``
+    """
+
+    engine = "sentencepiece"
+
+    def __init__(self, vocab: VocabData, backend: sentencepiece.SentencePieceProcessor):
+        super().__init__(vocab, backend=backend)
+        self._splitter = AddedTokenSplitter(vocab.added_tokens)
+        self._dummy_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
+
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for start, end, added_id in self._splitter.split(text, parse_special=parse_special):
+            if added_id is not None:
+                ids.append(added_id)
+                offsets.append((start, end))
+                continue
+            try:
+                result = self.backend.encode(text[start:end], out_type="offset_mapping", return_bytes=False)
+            except Exception as exc:
+                raise LabkitError(f"{self.name}: sentencepiece could not encode {text[start:end][:40]!r}: {exc}") from None
+            ids.extend(result["ids"])
+            offsets.extend((start + a, start + b) for a, b in result["offsets"])
+        sp = self.vocab.specials
+        if add_special_tokens and sp.add_bos and sp.bos_id is not None:
+            ids.insert(0, sp.bos_id)
+            offsets.insert(0, (0, 0))
+        if add_special_tokens and sp.add_eos and sp.eos_id is not None:
+            ids.append(sp.eos_id)
+            offsets.append((len(text), len(text)))
+        return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        # sentencepiece drops control ids; labkit spells them (unless skipped), so decode the
+        # ordinary runs between them with sentencepiece and put the spellings back in between
+        out: list[str] = []
+        run: list[int] = []
+
+        def flush() -> None:
+            if not run:
+                return
+            try:
+                piece = self.backend.decode(run)
+            except Exception as exc:
+                raise LabkitError(f"{self.name}: sentencepiece could not decode: {exc}") from None
+            # sentencepiece strips the dummy-prefix space of every run; only the text's start loses it
+            if out and self._dummy_prefix and self.vocab.tokens[run[0]].startswith(SPIECE_UNDERLINE):
+                piece = " " + piece
+            out.append(piece)
+            run.clear()
+
+        for i in ids:
+            if self.is_special_id(i):
+                flush()
+                if not skip_special_tokens:
+                    out.append(self.vocab.tokens[i])
+            else:
+                run.append(i)
+        flush()
+        return "".join(out)
+
+
+def build(vocab: VocabData) -> SentencePieceTokenizer:
+    """Build the sentencepiece engine; it serves SentencePiece BPE and Unigram vocabularies.
+
+    Example: ``build(read_spm_model(data_path("sentencepiece/botchan_en_bpe_1000.model"))).engine`` -> ``'sentencepiece'``
+    """
+    if vocab.model not in (MODEL_SPM_BPE, MODEL_UNIGRAM) or vocab.format not in ("spm_model", "gguf"):
+        raise EngineUnavailable(
+            f"{vocab.name}: sentencepiece serves SentencePiece BPE/Unigram (.model, GGUF), not {vocab.format} {vocab.model}"
+        )
+    # always rebuilt from the plain data (round-trips .model files), never re-read from a path
+    proto = write_model_proto(vocab)
+    try:
+        backend = sentencepiece.SentencePieceProcessor(model_proto=proto)
+    except Exception as exc:
+        raise FormatError(f"{vocab.name}: sentencepiece rejected the model: {exc}") from None
+    if backend.get_piece_size() != len(vocab.tokens):
+        raise FormatError(f"{vocab.name}: sentencepiece sees {backend.get_piece_size()} pieces, the file {len(vocab.tokens)}")
+    return SentencePieceTokenizer(vocab, backend)
