@@ -1,0 +1,201 @@
+"""A two-level tokenization cache in front of any engine.
+
+L0 is an exact-match cache: the same (text, add_special_tokens, parse_special) gives the
+stored Encoding. L1 is a prefix cache whose keys are cut only at safe special-token
+boundaries (see :mod:`labkit.cache.boundaries`): a chat prompt that shares its system
+prompt and earlier turns with a previous one re-uses their ids and only the new suffix is
+tokenized. Keys are blake3 digests keyed by the tokenizer's fingerprint, computed
+incrementally so hashing every prefix of a text costs one pass over it.
+Introduced in notebook ``10_cache_boundaries``.
+
+Example: ``CachedTokenizer(labkit.load("qwen2"), CacheConfig(enable_l0=True, enable_l1=True))``
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import blake3
+
+from labkit.cache.boundaries import SafeBoundaries
+from labkit.cache.fingerprint import tokenizer_fingerprint
+from labkit.cache.lru import LruStore
+from labkit.core import Encoding, LabkitError, Tokenizer
+
+# per-entry bookkeeping bytes counted on top of the ids (key digest and tuple headers)
+_ENTRY_OVERHEAD = 32 + 3 * 56
+# per token: an id, a token-string reference and an offset pair
+_BYTES_PER_TOKEN = 24
+
+
+def _entry_size(prefix_bytes: int, n_tokens: int) -> int:
+    """Bytes an L1 entry is charged: the prefix it stands for plus its ids (as the router counts)."""
+    return _ENTRY_OVERHEAD + prefix_bytes + _BYTES_PER_TOKEN * n_tokens
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """Which cache levels are on and how large they may grow. Disabled by default.
+
+    Example: ``CacheConfig(enable_l1=True, l1_max_memory=8 * 2**20)``
+    """
+
+    enable_l0: bool = False
+    l0_max_entries: int = 10_000
+    enable_l1: bool = False
+    l1_max_memory: int = 50 * 2**20
+
+    def __post_init__(self):
+        for name in ("enable_l0", "enable_l1"):
+            if not isinstance(getattr(self, name), bool):
+                raise LabkitError(f"CacheConfig.{name} must be a bool, got {getattr(self, name)!r}")
+        for name in ("l0_max_entries", "l1_max_memory"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise LabkitError(f"CacheConfig.{name} must be an int, got {value!r}")
+        if self.enable_l0 and self.l0_max_entries <= 0:
+            raise LabkitError(f"CacheConfig.l0_max_entries must be > 0 when L0 is enabled, got {self.l0_max_entries}")
+        if self.enable_l1 and self.l1_max_memory <= 0:
+            raise LabkitError(f"CacheConfig.l1_max_memory must be > 0 when L1 is enabled, got {self.l1_max_memory}")
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    """What L1 stores for one prefix: its ids, token strings and char offsets."""
+
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    offsets: tuple[tuple[int, int], ...]
+
+
+class CachedTokenizer(Tokenizer):
+    """The Tokenizer surface with an L0 exact cache and an L1 special-token prefix cache.
+
+    Pass ``l0_store``/``l1_store`` to share stores between tokenizers: keys carry each
+    tokenizer's fingerprint, so one never gets another's ids.
+
+    Example: ``CachedTokenizer(tok, CacheConfig(enable_l1=True)).encode(prompt).ids == tok.encode(prompt).ids``
+    """
+
+    def __init__(self, tok: Tokenizer, config: CacheConfig | None = None, *,
+                 l0_store: LruStore | None = None, l1_store: LruStore | None = None):
+        if not isinstance(tok, Tokenizer):
+            raise LabkitError(f"CachedTokenizer wraps a labkit Tokenizer, got {type(tok).__name__}")
+        config = config if config is not None else CacheConfig()
+        if not isinstance(config, CacheConfig):
+            raise LabkitError(f"CachedTokenizer takes a CacheConfig, got {type(config).__name__}")
+        super().__init__(tok.vocab, backend=tok.backend)
+        self.inner = tok
+        self.engine = tok.engine
+        self.config = config
+        self.fingerprint = tokenizer_fingerprint(tok)
+        self.l0 = (l0_store or LruStore(max_entries=config.l0_max_entries)) if config.enable_l0 else None
+        self.l1 = (l1_store or LruStore(max_bytes=config.l1_max_memory)) if config.enable_l1 else None
+        self.boundaries = SafeBoundaries(tok) if config.enable_l1 else None
+        self._framing = self._find_framing() if config.enable_l1 else None
+        self.prefix_tokens_reused = 0
+        self.tokens_encoded = 0
+
+    # -- the surface ---------------------------------------------------------
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        key = None
+        if self.l0 is not None:
+            key = (self.fingerprint, text, add_special_tokens, parse_special)
+            hit = self.l0.get(key)
+            if hit is not None:
+                return Encoding(list(hit.ids), list(hit.tokens), list(hit.offsets))
+        if self.l1 is not None:
+            enc = self._encode_with_prefixes(text, add_special_tokens, parse_special)
+        else:
+            enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
+        if key is not None:
+            self.l0.put(key, _Prefix(tuple(enc.ids), tuple(enc.tokens), tuple(enc.offsets)))
+        return enc
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        return self.inner.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    @property
+    def chat_template(self):
+        return self.inner.chat_template
+
+    def apply_chat_template(self, messages, *, add_generation_prompt: bool = False, **kwargs) -> str:
+        return self.inner.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, **kwargs)
+
+    def stats(self) -> dict:
+        """Hits, misses, hit rate, entries, bytes and evictions per level."""
+        out: dict = {}
+        for level, store in (("l0", self.l0), ("l1", self.l1)):
+            out[level] = store.stats() if store is not None else None
+        out["prefix_tokens_reused"] = self.prefix_tokens_reused
+        out["tokens_encoded"] = self.tokens_encoded
+        return out
+
+    def clear(self) -> None:
+        for store in (self.l0, self.l1):
+            if store is not None:
+                store.clear()
+
+    # -- L1 ------------------------------------------------------------------
+    def _find_framing(self):
+        """What add_special_tokens puts around the ids (BOS, EOS, [CLS] ... [SEP]), by probing."""
+        probe = "a b"
+        with_specials = self.inner.encode(probe, add_special_tokens=True)
+        plain = self.inner.encode(probe, add_special_tokens=False)
+        n = len(plain.ids)
+        for i in range(len(with_specials.ids) - n + 1):
+            if with_specials.ids[i : i + n] == plain.ids:
+                head = [(with_specials.ids[j], with_specials.tokens[j], with_specials.offsets[j]) for j in range(i)]
+                tail = [(with_specials.ids[j], with_specials.tokens[j], with_specials.offsets[j])
+                        for j in range(i + n, len(with_specials.ids))]
+                # a tail offset at the end of the probe means "at the end of the text"
+                tail_at_end = [off == (len(probe), len(probe)) for _, _, off in tail]
+                return head, tail, tail_at_end
+        raise LabkitError(f"{self.name}: cannot find what add_special_tokens adds; L1 cannot serve this tokenizer")
+
+    def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        cuts = self.boundaries.cut_points(text, parse_special)
+        digests, prefix_bytes = [], []
+        hasher = blake3.blake3(key=self.fingerprint)
+        previous, byte_count = 0, 0
+        for cut in cuts:
+            segment = text[previous:cut].encode("utf-8", "surrogatepass")
+            hasher.update(segment)
+            byte_count += len(segment)
+            digests.append(hasher.copy().digest())
+            prefix_bytes.append(byte_count)
+            previous = cut
+        # the longest cached prefix wins; one lookup counts as one hit or one miss
+        start_index, prefix = -1, None
+        for index in range(len(cuts) - 1, -1, -1):
+            if self.l1.peek(digests[index]):
+                prefix = self.l1.get(digests[index])
+                if prefix is not None:
+                    start_index = index
+                    break
+        if prefix is None and cuts:
+            self.l1.get(b"")  # count the miss
+        ids = list(prefix.ids) if prefix else []
+        tokens = list(prefix.tokens) if prefix else []
+        offsets = list(prefix.offsets) if prefix else []
+        if prefix is not None:
+            self.prefix_tokens_reused += len(ids)
+        position = cuts[start_index] if start_index >= 0 else 0
+        for index in range(start_index + 1, len(cuts) + 1):
+            end = cuts[index] if index < len(cuts) else len(text)
+            if end > position:
+                part = self.inner.encode(text[position:end], add_special_tokens=False, parse_special=parse_special)
+                ids += part.ids
+                tokens += part.tokens
+                offsets += [(s + position, e + position) for s, e in part.offsets]
+                self.tokens_encoded += len(part.ids)
+            if index < len(cuts):
+                entry = _Prefix(tuple(ids), tuple(tokens), tuple(offsets))
+                self.l1.put(digests[index], entry, size=_entry_size(prefix_bytes[index], len(ids)))
+            position = end
+        if add_special_tokens:
+            head, tail, tail_at_end = self._framing
+            ids = [i for i, _, _ in head] + ids + [i for i, _, _ in tail]
+            tokens = [t for _, t, _ in head] + tokens + [t for _, t, _ in tail]
+            end_offsets = [(len(text), len(text)) if at_end else off for (_, _, off), at_end in zip(tail, tail_at_end)]
+            offsets = [o for _, _, o in head] + offsets + end_offsets
+        return Encoding(ids, tokens, offsets)
