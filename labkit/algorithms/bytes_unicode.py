@@ -106,6 +106,17 @@ def text_to_gpt2(text: str) -> str:
     return bytes_to_gpt2(data)
 
 
+@lru_cache(maxsize=None)
+def _untranslate() -> dict[int, int]:
+    # GPT-2 char -> the code point equal to its byte value (so latin-1 encodes it back);
+    # the moved bytes' own characters (space, controls) are not GPT-2 chars: send them
+    # out of latin-1's range so that encoding fails on them
+    table = {ord(ch): value for value, ch in enumerate(_byte_table())}
+    for value in moved_bytes():
+        table[value] = 0xFFFF
+    return table
+
+
 def gpt2_to_bytes(token: str, *, where: str = "") -> bytes:
     """The raw bytes behind a GPT-2 token string; characters outside the map raise LabkitError.
 
@@ -114,31 +125,28 @@ def gpt2_to_bytes(token: str, *, where: str = "") -> bytes:
     """
     if not isinstance(token, str):
         raise LabkitError(f"gpt2_to_bytes() takes str, got {type(token).__name__}")
-    table = _char_table()
-    try:
-        return bytes(table[ch] for ch in token)
-    except KeyError:
+    data = try_gpt2_to_bytes(token)
+    if data is None:
+        table = _char_table()
         bad = next(ch for ch in token if ch not in table)
         place = f" ({where})" if where else ""
         raise LabkitError(
             f"token {token!r}{place}: character {bad!r} (U+{ord(bad):04X}) is not in the GPT-2 byte map"
-        ) from None
+        )
+    return data
 
 
 def try_gpt2_to_bytes(token: str) -> bytes | None:
     """Like :func:`gpt2_to_bytes` but None when the string is not a GPT-2 byte spelling
-    (special tokens such as ``<|endoftext|>`` are, but ``<|im_start|>`` in some vocabs is not).
+    (``<|endoftext|>`` is one, since it is all printable ASCII; ``日本`` is not).
 
     Example: ``try_gpt2_to_bytes('日本')`` -> ``None``
     """
-    table = _char_table()
-    out = bytearray()
-    for ch in token:
-        value = table.get(ch)
-        if value is None:
-            return None
-        out.append(value)
-    return bytes(out)
+    try:
+        # one C-level pass: map each char back to its byte's code point, then latin-1
+        return token.translate(_untranslate()).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
 
 
 def gpt2_to_text(token: str, errors: str = "replace") -> str:

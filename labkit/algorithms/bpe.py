@@ -1,0 +1,243 @@
+"""Rank BPE on one pre-token: repeatedly merge the adjacent pair with the lowest rank.
+
+A word starts as a list of parts (its UTF-8 bytes, one part each). At every step the pair of
+neighbours whose merge has the lowest rank is joined; among equal ranks the leftmost pair
+wins (GPT-2, ``tokenizers``, tiktoken and llama.cpp all agree on this). When no adjacent
+pair has a rank the word is done. Where the rank comes from depends on the vocabulary:
+
+* a merges list (``merges.txt``, GGUF ``tokenizer.ggml.merges``): the rank of pair
+  ``(a, b)`` is the index of the line ``a b`` (:func:`pair_ranker`);
+* a tiktoken file: the rank of ``(a, b)`` is the rank of the token ``a + b``
+  (:func:`concat_ranker`) -- tiktoken has no merges, only token ranks.
+
+Two implementations, same result:
+
+* :func:`bpe_naive` rescans every pair after each merge: O(n²) per word, easy to read;
+* :func:`bpe_heap` keeps candidate pairs in a heap over a doubly-linked list of parts and
+  discards stale entries when they surface: O(n log n). The engine uses this one.
+
+Both can record a :class:`MergeTrace` (each step: position, pair, rank, new part) that
+``labkit.viz.merges`` draws. Introduced in notebook ``02_bpe_byte_level``.
+
+Example: ``bpe_heap([b"l", b"o", b"w"], pair_ranker({(b"l", b"o"): 0, (b"lo", b"w"): 1}))``
+-> ``[b'low']``
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Optional, Sequence
+
+from labkit.core import LabkitError
+
+Ranker = Callable[[bytes, bytes], Optional[int]]
+
+
+def pair_ranker(ranks: Mapping[tuple[bytes, bytes], int]) -> Ranker:
+    """A rank function from a merges table ``{(left, right): rank}``.
+
+    Example: ``pair_ranker({(b"a", b"b"): 0})(b"a", b"b")`` -> ``0``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    get = ranks.get
+    return lambda a, b: get((a, b))
+
+
+def concat_ranker(ranks: Mapping[bytes, int]) -> Ranker:
+    """A rank function from tiktoken-style token ranks ``{token_bytes: rank}``: a pair's rank
+    is the rank of the token it would make.
+
+    Example: ``concat_ranker({b"ab": 256})(b"a", b"b")`` -> ``256``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    get = ranks.get
+    return lambda a, b: get(a + b)
+
+
+@dataclass(frozen=True)
+class MergeStep:
+    """One merge: the parts before it, which pair was joined, its rank and the new part.
+
+    Example: ``MergeStep(step=0, position=0, left=b"l", right=b"o", rank=0, merged=b"lo", ...)``
+    """
+
+    step: int                 # 0-based merge number
+    position: int             # index of the left part among the current parts
+    left: bytes
+    right: bytes
+    rank: int
+    merged: bytes
+    parts_before: tuple[bytes, ...]
+
+    @property
+    def parts_after(self) -> tuple[bytes, ...]:
+        p = self.position
+        return self.parts_before[:p] + (self.merged,) + self.parts_before[p + 2 :]
+
+
+@dataclass
+class MergeTrace:
+    """Every merge BPE made on one word, in order, plus the start and final parts.
+
+    Example: ``trace = MergeTrace(); bpe_heap(parts, rank, trace=trace); len(trace.steps)``
+    Introduced in notebook ``02_bpe_byte_level``; drawn by ``labkit.viz.merges``.
+    """
+
+    initial: tuple[bytes, ...] = ()
+    steps: list[MergeStep] = field(default_factory=list)
+    final: tuple[bytes, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def as_rows(self) -> list[dict]:
+        """One dict per step (for tables): step, position, left, right, rank, merged, parts."""
+        return [
+            dict(step=s.step, position=s.position, left=s.left, right=s.right, rank=s.rank,
+                 merged=s.merged, parts=s.parts_after)
+            for s in self.steps
+        ]
+
+
+def _check_parts(parts: Iterable[bytes]) -> list[bytes]:
+    out = list(parts)
+    for i, p in enumerate(out):
+        if not isinstance(p, (bytes, bytearray)) or not p:
+            raise LabkitError(f"bpe: part {i} must be non-empty bytes, got {p!r}")
+    return [bytes(p) for p in out]
+
+
+def bpe_naive(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None = None) -> list[bytes]:
+    """Merge the lowest-rank adjacent pair until none is left, rescanning every pair each
+    step (O(n²) per word, the textbook loop).
+
+    Example: ``bpe_naive(list(map(bytes, [[104], [105]])), concat_ranker({b"hi": 300}))`` -> ``[b'hi']``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    parts = _check_parts(parts)
+    if trace is not None:
+        trace.initial = tuple(parts)
+    step = 0
+    while len(parts) > 1:
+        best_rank = None
+        best_pos = -1
+        for i in range(len(parts) - 1):
+            r = rank(parts[i], parts[i + 1])
+            # strictly lower: on a tie the leftmost pair (found first) stays
+            if r is not None and (best_rank is None or r < best_rank):
+                best_rank, best_pos = r, i
+        if best_rank is None:
+            break
+        merged = parts[best_pos] + parts[best_pos + 1]
+        if trace is not None:
+            trace.steps.append(MergeStep(step, best_pos, parts[best_pos], parts[best_pos + 1],
+                                         best_rank, merged, tuple(parts)))
+        parts[best_pos : best_pos + 2] = [merged]
+        step += 1
+    if trace is not None:
+        trace.final = tuple(parts)
+    return parts
+
+
+def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None = None) -> list[bytes]:
+    """The same merges as :func:`bpe_naive` in O(n log n): candidate pairs wait in a heap
+    keyed (rank, original index of the left part); parts form a doubly-linked list, and a
+    popped pair whose parts have changed since it was pushed is skipped.
+
+    Example: ``bpe_heap([b"a", b"a", b"a"], concat_ranker({b"aa": 0}))`` -> ``[b'aa', b'a']``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    if trace is not None:
+        parts = _check_parts(parts)
+        trace.initial = tuple(parts)
+    sym = list(parts)
+    n = len(sym)
+    if n < 2:
+        if trace is not None:
+            trace.final = tuple(sym)
+        return sym
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    heap = []
+    for i in range(n - 1):
+        r = rank(sym[i], sym[i + 1])
+        if r is not None:
+            heap.append((r, i, sym[i], sym[i + 1]))
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    step = 0
+    while heap:
+        r, i, a, b = pop(heap)
+        j = nxt[i]
+        # stale: the left part changed, or its right neighbour is no longer `b`
+        if sym[i] is not a or j < 0 or sym[j] is not b:
+            continue
+        merged = a + b
+        if trace is not None:
+            live = [sym[k] for k in _walk(nxt, 0)]
+            position = sum(1 for _ in _walk(nxt, 0, stop=i))
+            trace.steps.append(MergeStep(step, position, a, b, r, merged, tuple(live)))
+            step += 1
+        sym[i] = merged
+        sym[j] = None
+        k = nxt[j]
+        nxt[i] = k
+        if k >= 0:
+            prv[k] = i
+            r2 = rank(merged, sym[k])
+            if r2 is not None:
+                push(heap, (r2, i, merged, sym[k]))
+        p = prv[i]
+        if p >= 0:
+            r2 = rank(sym[p], merged)
+            if r2 is not None:
+                push(heap, (r2, p, sym[p], merged))
+    out = [sym[k] for k in _walk(nxt, 0)]
+    if trace is not None:
+        trace.final = tuple(out)
+    return out
+
+
+def _walk(nxt: list[int], start: int, stop: int | None = None):
+    k = start
+    while k >= 0 and k != stop:
+        yield k
+        k = nxt[k]
+
+
+def byte_parts(data: bytes) -> list[bytes]:
+    """The starting parts of a word: one single-byte part per byte.
+
+    Example: ``byte_parts(b"hi")`` -> ``[b'h', b'i']``
+    """
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+def merges_to_pair_ranks(merges: Iterable[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
+    """``{(left, right): rank}`` from merges in rank order (the first occurrence wins, as in HF).
+
+    Example: ``merges_to_pair_ranks([(b"a", b"b")])`` -> ``{(b'a', b'b'): 0}``
+    """
+    ranks: dict[tuple[bytes, bytes], int] = {}
+    for index, pair in enumerate(merges):
+        ranks.setdefault(pair, index)
+    return ranks
+
+
+def encode_word(data: bytes, rank: Ranker, token_id: Mapping[bytes, int], *, naive: bool = False,
+                trace: MergeTrace | None = None) -> list[int]:
+    """BPE one pre-token's bytes and look each final part up: the ids of the word.
+
+    Example: ``encode_word(b"hi", concat_ranker(r), r)`` -> ``[...]`` with ``r = {b"h": 0, b"i": 1, b"hi": 2}`` gives ``[2]``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    parts = byte_parts(data)
+    parts = (bpe_naive if naive else bpe_heap)(parts, rank, trace=trace)
+    out = []
+    for p in parts:
+        i = token_id.get(p)
+        if i is None:
+            raise LabkitError(f"bpe: part {p!r} of word {data!r} is not in the vocabulary")
+        out.append(i)
+    return out

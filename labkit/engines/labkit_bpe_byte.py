@@ -1,0 +1,256 @@
+"""labkit's own byte-level BPE engine (GPT-2, Qwen2, Llama-3, cl100k ...), pure Python.
+
+The pipeline for one stretch of ordinary text (added tokens were already cut out by
+:class:`~labkit.engines.base.LabkitTokenizer`):
+
+1. NFC where the model normalises (Qwen2), keeping a map back to the original offsets;
+2. pre-tokenize with the model's regexes (:mod:`labkit.algorithms.pretokenize`);
+3. for each pre-token: a cache hit, or its UTF-8 bytes -> rank BPE
+   (:func:`labkit.algorithms.bpe.bpe_heap`) -> ids; with ``ignore_merges`` (Llama-3, and
+   tiktoken always) a pre-token that is itself a token is taken whole.
+
+Ranks come from the merges list (GGUF/HF: rank = line number) or, for a ``.tiktoken`` file
+(``token_bytes`` given, no merges), from the token ranks themselves (rank of ``a+b``).
+Decoding joins each id's bytes and decodes UTF-8 with U+FFFD for invalid sequences.
+Introduced in notebook ``02_bpe_byte_level``.
+
+Example: ``labkit.load("gpt2", engine="labkit").encode("Hello world").ids`` -> ``[15496, 995]``
+"""
+from __future__ import annotations
+
+from labkit.algorithms.bpe import (
+    MergeTrace,
+    bpe_heap,
+    bpe_naive,
+    byte_parts,
+    concat_ranker,
+    pair_ranker,
+)
+from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
+from labkit.core import (
+    MODEL_BPE_BYTE,
+    TOKEN_CONTROL,
+    EngineUnavailable,
+    FormatError,
+    LabkitError,
+    VocabData,
+)
+from labkit.engines.base import LabkitTokenizer, SegmentContext
+
+# The word cache is cleared when it reaches this many entries (bounded memory on any input).
+CACHE_MAX_ENTRIES = 200_000
+
+
+class ByteLevelBPE(LabkitTokenizer):
+    """Byte-level rank BPE over a GGUF/HF merges list or a tiktoken rank table.
+
+    Example: ``ByteLevelBPE(read_gguf("data/gguf/ggml-vocab-gpt-2.gguf")).encode("hi").ids`` -> ``[5303]``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+
+    def __init__(self, vocab: VocabData, *, pre: str | PreTokenizerSpec | None = None):
+        super().__init__(vocab)
+        self.pre = get_pre_tokenizer(pre if pre is not None else vocab.pre)
+        self.nfc = bool(vocab.normalizer.get("nfc", self.pre.nfc))
+        tokens = vocab.tokens
+        types = vocab.token_types
+        added_ids = {a.id for a in vocab.added_tokens}
+        # id -> bytes for decoding; bytes -> id for the model's own (non-control) tokens
+        self.id_bytes: list[bytes] = []
+        self.bytes_id: dict[bytes, int] = {}
+        token_bytes = vocab.token_bytes
+        for i, token in enumerate(tokens):
+            raw = token_bytes[i] if token_bytes is not None else None
+            if raw is None and token_bytes is None and types[i] != TOKEN_CONTROL and i not in added_ids:
+                raw = try_gpt2_to_bytes(token)
+            if raw is None:
+                # specials and added tokens decode as their text
+                self.id_bytes.append(token.encode("utf-8", "replace"))
+                continue
+            self.id_bytes.append(raw)
+            if types[i] != TOKEN_CONTROL:
+                self.bytes_id.setdefault(raw, i)
+        for added in vocab.added_tokens:
+            if 0 <= added.id < len(self.id_bytes):
+                self.id_bytes[added.id] = added.content.encode("utf-8", "replace")
+        missing = [b for b in range(256) if bytes([b]) not in self.bytes_id]
+        if missing:
+            # a byte with no token cannot be encoded; say which, once, at build time
+            self._missing_bytes = frozenset(missing)
+        else:
+            self._missing_bytes = frozenset()
+
+        if vocab.merges is not None:
+            ranks: dict[tuple[bytes, bytes], int] = {}
+            for index, (left, right) in enumerate(vocab.merges):
+                lb, rb = try_gpt2_to_bytes(left), try_gpt2_to_bytes(right)
+                if lb is None or rb is None:
+                    raise FormatError(f"{vocab.name}: merge #{index} {left!r} {right!r} is not GPT-2 byte spelling")
+                ranks.setdefault((lb, rb), index)
+            self.pair_ranks = ranks
+            self.rank = pair_ranker(ranks)
+            self.rank_kind = "merges"
+            self.ignore_merges = bool(vocab.options.get("ignore_merges", self.pre.ignore_merges))
+        elif token_bytes is not None:
+            # tiktoken: the rank of a pair is the rank (= id) of the token it makes
+            self.pair_ranks = None
+            self.rank = concat_ranker(self.bytes_id)
+            self.rank_kind = "token ranks"
+            # tiktoken looks a whole piece up before merging
+            self.ignore_merges = True
+        else:
+            raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
+        self._cache: dict[str, tuple[tuple[int, ...], tuple[tuple[int, int], ...]]] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}
+
+    # -- one word ------------------------------------------------------------
+    def word_ids(self, word: str, *, naive: bool = False, trace: MergeTrace | None = None) -> list[int]:
+        """BPE one pre-token (no cache): its ids. ``naive`` picks the O(n²) loop; ``trace``
+        records every merge.
+
+        Example: ``tok.word_ids(" lower")`` -> ``[2793]`` for GPT-2
+        """
+        data = word.encode("utf-8")
+        if not data:
+            return []
+        if self.ignore_merges and trace is None:
+            whole = self.bytes_id.get(data)
+            if whole is not None:
+                return [whole]
+        parts = (bpe_naive if naive else bpe_heap)(byte_parts(data), self.rank, trace=trace)
+        ids = []
+        bytes_id = self.bytes_id
+        for part in parts:
+            token = bytes_id.get(part)
+            if token is None:
+                if len(part) == 1:
+                    raise LabkitError(f"{self.name}: byte 0x{part[0]:02X} in {word!r} has no token in this vocabulary")
+                # a merge produced bytes with no token: fall back to its single bytes
+                ids.extend(self._byte_id(b, word) for b in part)
+                continue
+            ids.append(token)
+        return ids
+
+    def _byte_id(self, value: int, word: str) -> int:
+        token = self.bytes_id.get(bytes([value]))
+        if token is None:
+            raise LabkitError(f"{self.name}: byte 0x{value:02X} in {word!r} has no token in this vocabulary")
+        return token
+
+    def merge_trace(self, word: str, *, naive: bool = False) -> MergeTrace:
+        """The merges BPE makes on one pre-token, step by step (for ``labkit.viz.merges``).
+
+        Example: ``tok.merge_trace(" lower").steps[0].merged`` -> ``b'er'`` for GPT-2
+        """
+        trace = MergeTrace()
+        self.word_ids(word, naive=naive, trace=trace)
+        return trace
+
+    def _word_entry(self, word: str):
+        ids = self.word_ids(word)
+        data_len = len(word.encode("utf-8"))
+        if data_len == len(word):
+            # ASCII: byte offsets are char offsets
+            spans = []
+            pos = 0
+            for token in ids:
+                end = pos + len(self.id_bytes[token])
+                spans.append((pos, end))
+                pos = end
+        else:
+            # char index of every byte, so a token maps to the chars its bytes touch
+            char_of = []
+            for ci, ch in enumerate(word):
+                char_of.extend([ci] * len(ch.encode("utf-8")))
+            spans = []
+            pos = 0
+            for token in ids:
+                end = pos + len(self.id_bytes[token])
+                spans.append((char_of[pos], char_of[end - 1] + 1))
+                pos = end
+        entry = (tuple(ids), tuple(spans))
+        if len(self._cache) >= CACHE_MAX_ENTRIES:
+            self._cache.clear()
+        self._cache[word] = entry
+        return entry
+
+    def clear_cache(self) -> None:
+        """Empty the word caches (for cold-cache measurements)."""
+        self._cache.clear()
+        self._ids_cache.clear()
+
+    # -- LabkitTokenizer -----------------------------------------------------
+    def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
+        mapping = None
+        if self.nfc:
+            normalized, mapping = nfc_with_offsets(text)
+            if normalized == text:
+                mapping = None
+            text = normalized
+        out: list[tuple[int, int, int]] = []
+        append = out.append
+        cache = self._cache
+        pos = 0
+        for word in self.pre.split_normalized(text):
+            entry = cache.get(word)
+            if entry is None:
+                entry = self._word_entry(word)
+            ids, spans = entry
+            if len(ids) == 1:
+                append((ids[0], pos + spans[0][0], pos + spans[0][1]))
+            else:
+                for token, (s, e) in zip(ids, spans):
+                    append((token, pos + s, pos + e))
+            pos += len(word)
+        if mapping is not None:
+            out = [(t, mapping[s][0], mapping[e - 1][1]) for t, s, e in out]
+        return out
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with no added-token matching and no BOS/EOS (the fast path).
+
+        Example: ``tok.encode_ordinary("Hello world")`` -> ``[15496, 995]`` for GPT-2
+        """
+        if not isinstance(text, str):
+            raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        if self.nfc:
+            text = self.pre.normalize(text)
+        out: list[int] = []
+        extend = out.extend
+        cache = self._ids_cache
+        for word in self.pre.split_normalized(text):
+            ids = cache.get(word)
+            if ids is None:
+                ids = tuple(self.word_ids(word))
+                if len(cache) >= CACHE_MAX_ENTRIES:
+                    cache.clear()
+                cache[word] = ids
+            extend(ids)
+        return out
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        if skip_special_tokens:
+            ids = self._drop_special(ids)
+        table = self.id_bytes
+        return b"".join([table[i] for i in ids]).decode("utf-8", "replace")
+
+    def token_bytes_of(self, index: int) -> bytes:
+        """The raw bytes of one id (added tokens: their UTF-8 text).
+
+        Example: ``tok.token_bytes_of(995)`` -> ``b' world'`` for GPT-2
+        """
+        (index,) = self._check_ids([index])
+        return self.id_bytes[index]
+
+
+def build(vocab: VocabData) -> ByteLevelBPE:
+    """Factory entry (``LABKIT_ENGINES["bpe_byte"]``): a ByteLevelBPE over ``vocab``.
+
+    Example: ``build(read_gguf(bundled_path("qwen2"))).engine`` -> ``'labkit'``
+    """
+    if vocab.model != MODEL_BPE_BYTE:
+        raise EngineUnavailable(f"{vocab.name}: the byte-level BPE engine serves model 'bpe_byte', not {vocab.model!r}")
+    if vocab.merges is None and vocab.token_bytes is None:
+        raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
+    return ByteLevelBPE(vocab)
