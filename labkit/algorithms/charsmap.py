@@ -1,0 +1,687 @@
+"""SentencePiece normalisation: the precompiled charsmap (an XOR-compressed double array)
+and the whitespace rules around it, exactly as sentencepiece's ``Normalizer`` applies them.
+
+A ``precompiled_charsmap`` blob is ``<u32 trie size><XCDA units><replacement pool>``:
+the units form a darts-clone double-array trie whose keys are input byte strings and whose
+values are offsets into the pool of NUL-terminated replacement strings. Normalising walks
+the text left to right; at each position the first rule that applies wins:
+
+1. a user-defined symbol starting here is copied verbatim (the longest one),
+2. else the longest charsmap key starting here is replaced by its replacement,
+3. else one valid UTF-8 character is copied,
+4. else (malformed UTF-8) U+FFFD is written and one byte is consumed.
+
+The pieces produced this way then pass through the whitespace rules: leading spaces are
+dropped, runs of spaces are squeezed and trailing spaces dropped
+(``remove_extra_whitespaces``), a dummy ``▁`` is put in front (``add_dummy_prefix``) or
+behind (``treat_whitespace_as_suffix``), and spaces become ``▁`` (``escape_whitespaces``).
+Introduced in notebook ``06_normalization_charsmap``; used by ``05_unigram_trie_viterbi``
+and ``03_bpe_sentencepiece``.
+
+Example: ``SpmNormalizer(None).normalize("  Hello   world ")`` -> ``'▁Hello▁world'``
+"""
+from __future__ import annotations
+
+import re
+import struct
+from array import array
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from labkit.core import LabkitError
+
+SPACE_SYMBOL = "\u2581"  # '▁' LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
+REPLACEMENT_CHAR = "\ufffd"
+
+# ----------------------------------------------------------------------------- XCDA units
+# One unit is a little-endian u32. darts-clone packs four fields into it:
+#   bit 31 + bits 0-7  label  (bit 31 set marks a value unit, so it never equals a byte)
+#   bit 8              has_leaf: the node ends a key; its value sits in child slot 0
+#   bit 9              offset is stored shifted left by 8 more bits (large offsets)
+#   bits 10-31         offset: XOR it with a node's index to reach its children's block
+#   bits 0-30          value  (in a value unit)
+
+
+def unit_label(unit: int) -> int:
+    """The label a unit was reached by (a byte, or >= 2**31 for value units).
+
+    Example: ``unit_label(0x0000_0461)`` -> ``0x61``
+    """
+    return unit & 0x800000FF
+
+
+def unit_has_leaf(unit: int) -> bool:
+    """True when the node ends a key (its value is in the child reached by label 0).
+
+    Example: ``unit_has_leaf(0x100)`` -> ``True``
+    """
+    return bool((unit >> 8) & 1)
+
+
+def unit_value(unit: int) -> int:
+    """The value stored in a value unit (here: an offset into the replacement pool).
+
+    Example: ``unit_value(0x8000_0007)`` -> ``7``
+    """
+    return unit & 0x7FFFFFFF
+
+
+def unit_offset(unit: int) -> int:
+    """The XOR offset from a node to its children's block.
+
+    Example: ``unit_offset(5 << 10)`` -> ``5``
+    """
+    return (unit >> 10) << ((unit & 0x200) >> 6)
+
+
+def decode_unit(unit: int) -> dict:
+    """All four fields of one unit, for reading a double array by hand.
+
+    Example: ``decode_unit(0x1461)`` -> ``{'unit': '0x00001461', 'label': 97, ...}``
+    """
+    return {
+        "unit": f"0x{unit:08x}",
+        "label": unit_label(unit),
+        "has_leaf": unit_has_leaf(unit),
+        "offset": unit_offset(unit),
+        "value": unit_value(unit),
+        "is_value_unit": bool(unit >> 31),
+    }
+
+
+# ----------------------------------------------------------------------------- the charsmap
+
+
+@dataclass(frozen=True)
+class CharsMapMatch:
+    """One key of the charsmap found at a position: how many bytes it covers and what
+    replaces them.
+
+    Example: ``CharsMapMatch(length=3, value=1234, replacement='A')``
+    """
+
+    length: int
+    value: int
+    replacement: str
+
+
+class CharsMap:
+    """A parsed precompiled charsmap: the double-array units and the replacement pool.
+
+    Example: ``CharsMap(blob).longest_match("Ａbc".encode())`` -> ``CharsMapMatch(3, ..., 'A')``
+    (introduced in notebook ``06_normalization_charsmap``)
+    """
+
+    def __init__(self, blob: bytes):
+        if not isinstance(blob, (bytes, bytearray, memoryview)):
+            raise LabkitError(f"charsmap: expected bytes, got {type(blob).__name__}")
+        blob = bytes(blob)
+        if len(blob) <= 4:
+            raise LabkitError(f"charsmap: blob of {len(blob)} bytes is too short (needs a u32 size and units)")
+        (trie_size,) = struct.unpack_from("<I", blob, 0)
+        if trie_size >= len(blob):
+            raise LabkitError(f"charsmap: trie size {trie_size} exceeds the blob ({len(blob)} bytes)")
+        if trie_size % 4 or trie_size == 0:
+            raise LabkitError(f"charsmap: trie size {trie_size} is not a positive multiple of 4 bytes")
+        units = array("I")
+        units.frombytes(blob[4 : 4 + trie_size])
+        if units.itemsize != 4:  # pragma: no cover - every supported platform has a 4-byte 'I'
+            raise LabkitError("charsmap: this platform has no 4-byte unsigned array type")
+        if struct.pack("=I", 1) != struct.pack("<I", 1):  # pragma: no cover - big-endian hosts
+            units.byteswap()
+        self.blob = blob
+        self.units: list[int] = units.tolist()
+        self.pool: bytes = blob[4 + trie_size :]
+        self._replacements: dict[int, str] = {}
+
+    @property
+    def num_units(self) -> int:
+        return len(self.units)
+
+    # -- lookups ---------------------------------------------------------------
+    def replacement(self, value: int) -> str:
+        """The NUL-terminated replacement string at ``value`` in the pool.
+
+        Example: ``cmap.replacement(cmap.longest_match(b"\\xef\\xbc\\xa1").value)`` -> ``'A'``
+        """
+        text = self._replacements.get(value)
+        if text is None:
+            if not 0 <= value < len(self.pool):
+                raise LabkitError(f"charsmap: replacement offset {value} is outside the pool ({len(self.pool)} bytes)")
+            end = self.pool.find(b"\0", value)
+            raw = self.pool[value : end if end >= 0 else len(self.pool)]
+            text = raw.decode("utf-8", errors="replace")
+            self._replacements[value] = text
+        return text
+
+    def prefix_matches(self, data: bytes, start: int = 0) -> list[tuple[int, int]]:
+        """Every key that is a prefix of ``data[start:]``, as (length in bytes, value), shortest
+        first: darts-clone's ``commonPrefixSearch``.
+
+        Example: ``cmap.prefix_matches("e\\u0301".encode())`` -> ``[(3, 5120)]``
+        """
+        units = self.units
+        n = len(units)
+        results = []
+        node = unit_offset(units[0])
+        for i in range(start, len(data)):
+            byte = data[i]
+            node ^= byte
+            if node >= n:
+                break
+            unit = units[node]
+            if unit & 0x800000FF != byte:
+                break
+            node ^= (unit >> 10) << ((unit & 0x200) >> 6)
+            if unit & 0x100:
+                if node >= n:
+                    raise LabkitError(f"charsmap: value unit {node} is beyond the {n} units (corrupt trie)")
+                results.append((i + 1 - start, units[node] & 0x7FFFFFFF))
+        return results
+
+    def longest_match(self, data: bytes, start: int = 0) -> CharsMapMatch | None:
+        """The longest key that prefixes ``data[start:]`` and its replacement, or None.
+
+        Example: ``cmap.longest_match("①".encode())`` -> ``CharsMapMatch(length=3, value=..., replacement='1')``
+        """
+        units = self.units
+        n = len(units)
+        node = unit_offset(units[0])
+        best_length = 0
+        best_value = 0
+        for i in range(start, len(data)):
+            byte = data[i]
+            node ^= byte
+            if node >= n:
+                break
+            unit = units[node]
+            if unit & 0x800000FF != byte:
+                break
+            node ^= (unit >> 10) << ((unit & 0x200) >> 6)
+            if unit & 0x100:
+                if node >= n:
+                    raise LabkitError(f"charsmap: value unit {node} is beyond the {n} units (corrupt trie)")
+                best_length = i + 1 - start
+                best_value = units[node] & 0x7FFFFFFF
+        if best_length == 0:
+            return None
+        return CharsMapMatch(best_length, best_value, self.replacement(best_value))
+
+    def walk(self, data: bytes, start: int = 0) -> list[dict]:
+        """The walk of ``longest_match`` step by step (one row per byte), for teaching.
+
+        Example: ``pd.DataFrame(cmap.walk("Ａ".encode()))``
+        """
+        units = self.units
+        n = len(units)
+        rows = []
+        node = unit_offset(units[0])
+        for i in range(start, len(data)):
+            byte = data[i]
+            child = node ^ byte
+            unit = units[child] if child < n else None
+            ok = unit is not None and unit & 0x800000FF == byte
+            row = {"byte": f"0x{byte:02x}", "block": node, "index": child,
+                   "unit": f"0x{unit:08x}" if unit is not None else None,
+                   "label": unit_label(unit) if unit is not None else None, "match": ok}
+            if not ok:
+                rows.append(row)
+                break
+            node = child ^ unit_offset(unit)
+            row["has_leaf"] = unit_has_leaf(unit)
+            if unit_has_leaf(unit):
+                value = unit_value(units[node])
+                row["value"] = value
+                row["replacement"] = self.replacement(value)
+            rows.append(row)
+        return rows
+
+    def entries(self) -> Iterator[tuple[bytes, str]]:
+        """Every (key bytes, replacement) in the trie, in byte order.
+
+        Example: ``dict(cmap.entries())["①".encode()]`` -> ``'1'``
+        """
+        units = self.units
+        n = len(units)
+        children = self._children_index()
+        stack: list[tuple[int, bytes]] = [(0, b"")]
+        out = []
+        while stack:
+            node, key = stack.pop()
+            unit = units[node]
+            base = node ^ unit_offset(unit)
+            if key and unit_has_leaf(unit):
+                if base >= n:
+                    raise LabkitError(f"charsmap: value unit {base} is beyond the {n} units (corrupt trie)")
+                out.append((key, self.replacement(unit_value(units[base]))))
+            for label, child in reversed(children.get(base, ())):
+                stack.append((child, key + bytes([label])))
+        out.sort()
+        return iter(out)
+
+    def _children_index(self) -> dict[int, list[tuple[int, int]]]:
+        """block base -> [(label, unit index)] for every unit holding a byte label."""
+        index: dict[int, list[tuple[int, int]]] = {}
+        for i, unit in enumerate(self.units):
+            label = unit & 0x800000FF
+            if 0 < label < 256:
+                index.setdefault(i ^ label, []).append((label, i))
+        for kids in index.values():
+            kids.sort()
+        return index
+
+
+# ----------------------------------------------------------------------------- the normaliser
+
+
+def _one_char_length(data: bytes, pos: int) -> int:
+    """Length of the valid UTF-8 character at ``pos``, or 0 when the bytes are malformed
+    (sentencepiece's ``IsValidDecodeUTF8``: no overlongs, no surrogates, <= U+10FFFF)."""
+    lead = data[pos]
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        length = 2
+    elif 0xE0 <= lead <= 0xEF:
+        length = 3
+    elif 0xF0 <= lead <= 0xF4:
+        length = 4
+    else:
+        return 0
+    try:
+        data[pos : pos + length].decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return length if pos + length <= len(data) else 0
+
+
+class SpmNormalizer:
+    """Normalise text exactly as a SentencePiece model does before it is tokenised.
+
+    ``charsmap`` is the model's ``precompiled_charsmap`` blob (None or b"" for identity),
+    ``user_defined`` the model's user-defined symbols (copied verbatim, never normalised).
+
+    Example: ``SpmNormalizer(None).normalize("Hello world")`` -> ``'▁Hello▁world'``
+    (introduced in notebook ``06_normalization_charsmap``)
+    """
+
+    def __init__(
+        self,
+        charsmap: bytes | CharsMap | None = None,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = True,
+        escape_whitespaces: bool = True,
+        treat_whitespace_as_suffix: bool = False,
+        user_defined: Iterable[str] = (),
+    ):
+        if isinstance(charsmap, CharsMap):
+            self.charsmap: CharsMap | None = charsmap
+        elif charsmap:
+            self.charsmap = CharsMap(charsmap)
+        else:
+            self.charsmap = None
+        self.add_dummy_prefix = bool(add_dummy_prefix)
+        self.remove_extra_whitespaces = bool(remove_extra_whitespaces)
+        self.escape_whitespaces = bool(escape_whitespaces)
+        self.treat_whitespace_as_suffix = bool(treat_whitespace_as_suffix)
+        symbols = []
+        for symbol in user_defined:
+            if not isinstance(symbol, str):
+                raise LabkitError(f"SpmNormalizer: user-defined symbols must be str, got {symbol!r}")
+            if symbol:
+                symbols.append(symbol)
+        self.user_defined: tuple[str, ...] = tuple(sorted(set(symbols)))
+        # first char -> symbols starting with it, longest first (the longest match wins)
+        self._user_by_first: dict[str, list[str]] = {}
+        for symbol in sorted(self.user_defined, key=lambda s: (-len(s), s)):
+            self._user_by_first.setdefault(symbol[0], []).append(symbol)
+        self._user_bytes = sorted((s.encode("utf-8") for s in self.user_defined), key=len, reverse=True)
+        self._space = SPACE_SYMBOL if self.escape_whitespaces else " "
+        self._prepare_fast_path()
+
+    @classmethod
+    def from_vocab(cls, vocab) -> "SpmNormalizer":
+        """The normaliser a VocabData's ``normalizer`` dict describes (user-defined pieces
+        from its token types).
+
+        Example: ``SpmNormalizer.from_vocab(read_spm_model(path)).normalize("Ｈｉ")`` -> ``'▁Hi'``
+        """
+        norm = vocab.normalizer or {}
+        user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == 4]
+        return cls(
+            norm.get("charsmap"),
+            add_dummy_prefix=norm.get("add_dummy_prefix", True),
+            remove_extra_whitespaces=norm.get("remove_extra_whitespaces", True),
+            escape_whitespaces=norm.get("escape_whitespaces", True),
+            treat_whitespace_as_suffix=norm.get("treat_whitespace_as_suffix", False),
+            user_defined=user,
+        )
+
+    def __repr__(self) -> str:
+        cmap = f"{self.charsmap.num_units} units" if self.charsmap else "None"
+        return (
+            f"SpmNormalizer(charsmap={cmap}, add_dummy_prefix={self.add_dummy_prefix}, "
+            f"remove_extra_whitespaces={self.remove_extra_whitespaces}, escape_whitespaces={self.escape_whitespaces}, "
+            f"treat_whitespace_as_suffix={self.treat_whitespace_as_suffix}, user_defined={len(self.user_defined)})"
+        )
+
+    # -- public ----------------------------------------------------------------
+    def normalize(self, text: str) -> str:
+        """The normalised string sentencepiece's model sees.
+
+        Example: ``SpmNormalizer(None).normalize(" a  b ")`` -> ``'▁a▁b'``
+        """
+        return self.normalize_with_alignment(text)[0]
+
+    def normalize_with_alignment(self, text: str) -> tuple[str, list[int]]:
+        """(normalised, alignment): ``alignment[k]`` is the char offset in ``text`` that the
+        k-th normalised char came from; one extra final entry holds the end offset, so a span
+        [a, b) of the normalised string came from ``text[alignment[a]:alignment[b]]``.
+
+        Example: ``SpmNormalizer(None).normalize_with_alignment(" ab")`` -> ``('▁ab', [1, 1, 2, 3])``
+        """
+        if not isinstance(text, str):
+            raise LabkitError(f"SpmNormalizer.normalize: expected str, got {type(text).__name__}")
+        if not text:
+            return "", [0]
+        return self._finish(self._chunks(text), len(text))
+
+    def normalize_bytes(self, data: bytes) -> tuple[bytes, list[int]]:
+        """The byte-level algorithm, literally as sentencepiece runs it: (normalised UTF-8,
+        ``norm_to_orig`` with one input byte offset per output byte plus the end offset).
+        Malformed UTF-8 becomes U+FFFD, one byte at a time.
+
+        Example: ``SpmNormalizer(None).normalize_bytes(b"a\\xffb")[0].decode()`` -> ``'▁a\\ufffdb'``
+        """
+        if not isinstance(data, (bytes, bytearray)):
+            raise LabkitError(f"SpmNormalizer.normalize_bytes: expected bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if not data:
+            return b"", [0]
+        chunks = []
+        pos = 0
+        while pos < len(data):
+            piece, consumed = self._normalize_prefix_bytes(data, pos)
+            chunks.append((piece.decode("utf-8", errors="replace"), pos, consumed, piece))
+            pos += consumed
+        # run the whitespace rules on bytes, as sentencepiece does
+        space = self._space.encode("utf-8")
+        out = bytearray()
+        n2o: list[int] = []
+        consumed = 0
+        index = 0
+        if self.remove_extra_whitespaces:
+            while index < len(chunks) and chunks[index][3] == b" ":
+                consumed += chunks[index][2]
+                index += 1
+        if index == len(chunks):
+            return b"", [consumed]
+
+        def add_ws():
+            out.extend(space)
+            n2o.extend([consumed] * len(space))
+
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            add_ws()
+        is_prev_space = self.remove_extra_whitespaces
+        for _, start, length, piece in chunks[index:]:
+            if is_prev_space:
+                piece = piece.lstrip(b" ")
+            if piece:
+                for byte in piece:
+                    if self.escape_whitespaces and byte == 0x20:
+                        out.extend(space)
+                        n2o.extend([consumed] * len(space))
+                    else:
+                        out.append(byte)
+                        n2o.append(consumed)
+                is_prev_space = piece.endswith(b" ")
+            consumed += length
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        if self.remove_extra_whitespaces:
+            while out.endswith(space):
+                length = len(out) - len(space)
+                consumed = n2o[length]
+                del out[length:]
+                del n2o[length:]
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            add_ws()
+        n2o.append(consumed)
+        return bytes(out), n2o
+
+    def normalize_prefix_bytes(self, data: bytes, pos: int = 0) -> tuple[bytes, int]:
+        """One step of the walk: (replacement bytes, bytes consumed) at ``data[pos:]``.
+
+        Example: ``SpmNormalizer(None).normalize_prefix_bytes(b"\\xff")`` -> ``(b'\\xef\\xbf\\xbd', 1)``
+        """
+        return self._normalize_prefix_bytes(bytes(data), pos)
+
+    # -- the byte-level step (sentencepiece's NormalizePrefix) -------------------
+    def _normalize_prefix_bytes(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        for symbol in self._user_bytes:
+            if data.startswith(symbol, pos):
+                return symbol, len(symbol)
+        if self.charsmap is not None:
+            match = self.charsmap.longest_match(data, pos)
+            if match is not None:
+                end = self.charsmap.pool.find(b"\0", match.value)
+                raw = self.charsmap.pool[match.value : end if end >= 0 else len(self.charsmap.pool)]
+                return raw, match.length
+        length = _one_char_length(data, pos)
+        if length == 0:
+            return REPLACEMENT_CHAR.encode("utf-8"), 1
+        return data[pos : pos + length], length
+
+    # -- the str fast path -------------------------------------------------------
+    def _prepare_fast_path(self) -> None:
+        """Find the characters that can start a rule, so text between them is copied as is.
+
+        A charsmap key of one char is 'hot' at its own position; a longer key can only match
+        where the next char is its second char. Text with no hot char needs no trie walk.
+        """
+        self._max_key_bytes, self._exact_chars, singles, second = (
+            _key_summary(self.charsmap) if self.charsmap is not None else (0, True, frozenset(), frozenset())
+        )
+        first_single = set(singles)
+        for symbol in self.user_defined:
+            first_single.add(symbol[0])
+        first_class = _char_class(first_single) + "\ud800-\udfff"
+        parts = [f"[{first_class}]"]
+        if second:
+            parts.append(f".(?=[{_char_class(second)}])")
+        self._hot = re.compile("|".join(parts), re.DOTALL)
+        self._first_single = frozenset(first_single)
+
+    def _chunks(self, text: str) -> list[tuple[str, int, int, bool]]:
+        """Split ``text`` into (replacement, start, consumed chars, verbatim) chunks; a
+        verbatim chunk stands for one chunk per char, each copied as is."""
+        if not self._exact_chars:
+            return self._chunks_via_bytes(text)
+        chunks = []
+        append = chunks.append
+        search = self._hot.search
+        n = len(text)
+        pos = 0
+        while pos < n:
+            match = search(text, pos)
+            if match is None:
+                append((text[pos:], pos, n - pos, True))
+                break
+            hot = match.start()
+            if hot > pos:
+                append((text[pos:hot], pos, hot - pos, True))
+            pos = hot
+            piece, consumed = self._normalize_prefix_str(text, pos)
+            append((piece, pos, consumed, False))
+            pos += consumed
+        return chunks
+
+    def _normalize_prefix_str(self, text: str, pos: int) -> tuple[str, int]:
+        """One step of the walk at char ``pos``: (replacement, chars consumed)."""
+        first = text[pos]
+        for symbol in self._user_by_first.get(first, ()):
+            if text.startswith(symbol, pos):
+                return symbol, len(symbol)
+        if "\ud800" <= first <= "\udfff":
+            # a lone surrogate is 3 malformed UTF-8 bytes: sentencepiece writes U+FFFD per byte
+            return REPLACEMENT_CHAR * 3, 1
+        if self.charsmap is not None:
+            window = text[pos : pos + self._max_key_bytes].encode("utf-8", errors="surrogatepass")
+            match = self.charsmap.longest_match(window, 0)
+            if match is not None:
+                consumed = len(window[: match.length].decode("utf-8", errors="surrogatepass"))
+                return match.replacement, consumed
+        return first, 1
+
+    def _chunks_via_bytes(self, text: str) -> list[tuple[str, int, int, bool]]:
+        """Chunks from the byte-level walk, with byte offsets turned into char offsets."""
+        data = text.encode("utf-8", errors="surrogatepass")
+        char_at = []  # byte offset -> char offset of the char containing it
+        for index, ch in enumerate(text):
+            char_at.extend([index] * len(ch.encode("utf-8", errors="surrogatepass")))
+        char_at.append(len(text))
+        chunks = []
+        pos = 0
+        while pos < len(data):
+            piece, consumed = self._normalize_prefix_bytes(data, pos)
+            start = char_at[pos]
+            end = char_at[pos + consumed] if pos + consumed < len(data) else len(text)
+            chunks.append((piece.decode("utf-8", errors="replace"), start, end - start, False))
+            pos += consumed
+        return chunks
+
+    # -- the whitespace rules over chunks ---------------------------------------
+    def _finish(self, chunks: list[tuple[str, int, int, bool]], total: int) -> tuple[str, list[int]]:
+        remove = self.remove_extra_whitespaces
+        escape = self.escape_whitespaces
+        out: list[str] = []
+        align: list[int] = []
+        consumed = 0
+        index = 0
+        if remove:
+            # drop leading chunks that normalise to exactly one space
+            while index < len(chunks):
+                piece, start, length, verbatim = chunks[index]
+                if verbatim:
+                    stripped = piece.lstrip(" ")
+                    if not stripped:
+                        consumed = start + length
+                        index += 1
+                        continue
+                    skip = len(piece) - len(stripped)
+                    if skip:
+                        chunks[index] = (stripped, start + skip, length - skip, True)
+                        consumed = start + skip
+                    break
+                if piece == " ":
+                    consumed = start + length
+                    index += 1
+                    continue
+                break
+            if index == len(chunks):
+                return "", [consumed]
+            consumed = chunks[index][1]
+        if not self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            out.append(self._space)
+            align.append(consumed)
+        is_prev_space = remove
+        for piece, start, length, verbatim in chunks[index:]:
+            if verbatim:
+                if remove:
+                    if is_prev_space:
+                        stripped = piece.lstrip(" ")
+                        offset = start + len(piece) - len(stripped)
+                    else:
+                        stripped, offset = piece, start
+                    if "  " in stripped:
+                        _squeeze_spaces(stripped, offset, out, align)
+                    elif stripped:
+                        out.append(stripped)
+                        align.extend(range(offset, offset + len(stripped)))
+                    is_prev_space = piece.endswith(" ")
+                else:
+                    out.append(piece)
+                    align.extend(range(start, start + length))
+                continue
+            if is_prev_space:
+                piece = piece.lstrip(" ")
+            if piece:
+                out.append(piece)
+                align.extend([start] * len(piece))
+                is_prev_space = piece.endswith(" ")
+            if not remove:
+                is_prev_space = False
+        normalized = "".join(out)
+        if escape:
+            normalized = normalized.replace(" ", SPACE_SYMBOL)
+        consumed = total
+        if remove:
+            stripped = normalized.rstrip(self._space)
+            if len(stripped) < len(normalized):
+                consumed = align[len(stripped)]
+                del align[len(stripped) :]
+                normalized = stripped
+        if self.treat_whitespace_as_suffix and self.add_dummy_prefix:
+            normalized += self._space
+            align.append(consumed)
+        align.append(consumed)
+        return normalized, align
+
+
+_SUMMARY_CACHE: dict[bytes, tuple[int, bool, frozenset, frozenset]] = {}
+
+
+def _key_summary(charsmap: CharsMap) -> tuple[int, bool, frozenset, frozenset]:
+    """(longest key in bytes, every key is whole UTF-8 chars, one-char keys, second chars of
+    longer keys) for a charsmap; cached per blob since enumerating the trie takes ~0.5 s."""
+    cached = _SUMMARY_CACHE.get(charsmap.blob)
+    if cached is None:
+        longest, exact, singles, second = 0, True, set(), set()
+        for key, _ in charsmap.entries():
+            longest = max(longest, len(key))
+            try:
+                chars = key.decode("utf-8")
+            except UnicodeDecodeError:
+                exact = False
+                continue
+            if len(chars) == 1:
+                singles.add(chars)
+            else:
+                second.add(chars[1])
+        cached = (longest, exact, frozenset(singles), frozenset(second))
+        if len(_SUMMARY_CACHE) > 16:
+            _SUMMARY_CACHE.clear()
+        _SUMMARY_CACHE[charsmap.blob] = cached
+    return cached
+
+
+def _squeeze_spaces(piece: str, offset: int, out: list[str], align: list[int]) -> None:
+    """Append ``piece`` with each run of spaces cut to its first space, keeping alignment."""
+    cursor = 0
+    for match in re.finditer(" {2,}", piece):
+        keep_end = match.start() + 1
+        out.append(piece[cursor:keep_end])
+        align.extend(range(offset + cursor, offset + keep_end))
+        cursor = match.end()
+    out.append(piece[cursor:])
+    align.extend(range(offset + cursor, offset + len(piece)))
+
+
+def _char_class(chars: Iterable[str]) -> str:
+    """A regex character class body matching exactly ``chars`` (as compact ranges)."""
+    points = sorted({ord(c) for c in chars})
+    parts = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        lo, hi = points[i], points[j]
+        parts.append(_escape_class_char(lo) if lo == hi else f"{_escape_class_char(lo)}-{_escape_class_char(hi)}")
+        i = j + 1
+    return "".join(parts)
+
+
+def _escape_class_char(point: int) -> str:
+    return f"\\U{point:08x}" if point > 0xFFFF else f"\\u{point:04x}"
