@@ -15,6 +15,8 @@ import json
 import tokenizers
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors
 
+from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.core import (
     MODEL_BPE_BYTE,
     MODEL_SPM_BPE,
@@ -205,33 +207,66 @@ def _vocab_dict(vocab: VocabData) -> dict[str, int]:
 
 # ----------------------------------------------------------------------------- byte-level BPE
 
+# tiktoken spells its regexes with possessive quantifiers; Oniguruma (inside tokenizers)
+# reads "{1,3}+" as a repeated group, so tokenizers gets the same split in plain spelling
+_ONIG_SPELLING = {"cl100k": "llama3", "r50k": "gpt-2"}
+
 
 def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
-    from labkit.algorithms import pretokenize
-
-    pre = vocab.pre or "default"
-    spec = pretokenize.pre_tokenizer_spec(pre)
-    merges = vocab.merges
-    if merges is None:
-        if vocab.token_bytes is None:
-            raise EngineUnavailable(f"{vocab.name}: byte-level BPE without merges or token bytes")
+    spec = get_pre_tokenizer(vocab.pre or "default")
+    regexes = get_pre_tokenizer(_ONIG_SPELLING.get(spec.name, spec.name)).regexes
+    if vocab.merges is not None:
+        merges = list(vocab.merges)
+        ignore_merges = spec.ignore_merges
+    elif vocab.token_bytes is not None:
         merges = merges_from_ranks(vocab.token_bytes)
+        # tiktoken looks a whole pre-token up before merging
+        ignore_merges = True
     else:
-        merges = list(merges)
+        raise EngineUnavailable(f"{vocab.name}: byte-level BPE without merges or token bytes")
     model = models.BPE(
         vocab=_vocab_dict(vocab),
         merges=merges,
-        ignore_merges=bool(vocab.options.get("ignore_merges", spec.ignore_merges)),
+        ignore_merges=bool(vocab.options.get("ignore_merges", ignore_merges)),
     )
     backend = tokenizers.Tokenizer(model)
     if spec.nfc or vocab.normalizer.get("nfc"):
         backend.normalizer = normalizers.NFC()
-    splits = [pre_tokenizers.Split(Regex(pattern), behavior="isolated") for pattern in spec.patterns]
+    splits = [pre_tokenizers.Split(Regex(pattern), behavior="isolated") for pattern in regexes]
     backend.pre_tokenizer = pre_tokenizers.Sequence(
         [*splits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     )
     backend.decoder = decoders.ByteLevel()
     return _finish(vocab, backend)
+
+
+def merges_from_ranks(token_bytes: list[bytes | None]) -> list[tuple[str, str]]:
+    """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
+
+    A token of rank r is the merge of the two parts that rank BPE, allowed only merges
+    ranked below r, leaves when run on the token's own bytes (transformers converts
+    tiktoken files the same way). Merges come out in rank order.
+    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+    """
+    ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
+    merges = []
+    for rank, tb in enumerate(token_bytes):
+        if tb is None or len(tb) < 2:
+            continue
+        parts = [tb[i : i + 1] for i in range(len(tb))]
+        while len(parts) > 2:
+            best, best_rank = -1, rank
+            for i in range(len(parts) - 1):
+                r = ranks.get(parts[i] + parts[i + 1])
+                if r is not None and r < best_rank:
+                    best, best_rank = i, r
+            if best < 0:
+                break
+            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+        if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
+            raise FormatError(f"token of rank {rank} ({tb!r}) is not the merge of two lower-ranked tokens")
+        merges.append((bytes_to_gpt2(parts[0]), bytes_to_gpt2(parts[1])))
+    return merges
 
 
 # ----------------------------------------------------------------------------- SentencePiece
@@ -335,57 +370,3 @@ def _wordpiece(vocab: VocabData) -> tokenizers.Tokenizer:
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.decoder = decoders.WordPiece(prefix=prefix, cleanup=True)
     return _finish(vocab, backend)
-
-
-# ----------------------------------------------------------------------------- byte helpers
-
-
-def byte_to_unicode() -> dict[int, str]:
-    """GPT-2's map from each byte to a printable character (how byte-level vocabs spell bytes).
-
-    Printable Latin-1 bytes stand for themselves; the other 68 are shifted to U+0100 upward.
-    Example: ``byte_to_unicode()[ord(" ")]`` -> ``'Ġ'``
-    """
-    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    table = {b: chr(b) for b in keep}
-    shift = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + shift)
-            shift += 1
-    return dict(sorted(table.items()))
-
-
-def unicode_to_byte() -> dict[str, int]:
-    """The inverse of :func:`byte_to_unicode`. Example: ``unicode_to_byte()['Ġ']`` -> ``32``"""
-    return {ch: b for b, ch in byte_to_unicode().items()}
-
-
-def merges_from_ranks(token_bytes: list[bytes | None]) -> list[tuple[str, str]]:
-    """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
-
-    A token of rank r is the merge of the two parts that rank BPE, allowed only merges
-    ranked below r, leaves when run on the token's own bytes (transformers converts
-    tiktoken files the same way). Merges come out in rank order.
-    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
-    """
-    ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
-    spell = byte_to_unicode()
-    merges = []
-    for rank, tb in enumerate(token_bytes):
-        if tb is None or len(tb) < 2:
-            continue
-        parts = [tb[i : i + 1] for i in range(len(tb))]
-        while len(parts) > 2:
-            best, best_rank = -1, rank
-            for i in range(len(parts) - 1):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and r < best_rank:
-                    best, best_rank = i, r
-            if best < 0:
-                break
-            parts[best : best + 2] = [parts[best] + parts[best + 1]]
-        if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
-            raise FormatError(f"token of rank {rank} ({tb!r}) is not the merge of two lower-ranked tokens")
-        merges.append(("".join(spell[b] for b in parts[0]), "".join(spell[b] for b in parts[1])))
-    return merges

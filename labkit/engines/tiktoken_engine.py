@@ -1,0 +1,160 @@
+"""The ``tiktoken`` reference engine: a ``tiktoken.Encoding`` behind the labkit surface.
+
+tiktoken is rank BPE: neighbours merge when their concatenation has a rank, lowest first.
+A ``.tiktoken`` file gives the ranks directly (ids = ranks). A byte-level GGUF vocabulary
+(GPT-2, Qwen2, ...) can be served too when merge k creates a token whose id grows with k:
+then "rank = id" orders the merges exactly as the file's merge list does. The split regex
+comes from :mod:`labkit.algorithms.pretokenize`; models that NFC-normalise get NFC first.
+Added tokens become tiktoken "special tokens"; ``parse_special`` picks which are allowed.
+Introduced in notebook ``00_tour``.
+
+Example: ``labkit.load("cl100k_base", engine="tiktoken").encode("Hello world").ids`` -> ``[9906, 1917]``
+"""
+from __future__ import annotations
+
+import unicodedata
+
+import tiktoken
+
+from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets
+from labkit.core import (
+    MODEL_BPE_BYTE,
+    TOKEN_NORMAL,
+    Encoding,
+    EngineUnavailable,
+    FormatError,
+    LabkitError,
+    Tokenizer,
+    VocabData,
+)
+
+
+class TiktokenTokenizer(Tokenizer):
+    """A labkit Tokenizer whose work is done by a ``tiktoken.Encoding`` (``.backend``).
+
+    Example: ``labkit.load("gpt2", engine="tiktoken").encode(" world").tokens`` -> ``['Ġworld']``
+    """
+
+    engine = "tiktoken"
+
+    def __init__(self, vocab: VocabData, backend: tiktoken.Encoding, *, nfc: bool, id_bytes: list[bytes | None]):
+        super().__init__(vocab, backend=backend)
+        self._nfc = nfc
+        self._id_bytes = id_bytes
+        self._special = frozenset(a.content for a in vocab.added_tokens if a.special)
+        self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special)
+
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        if self._nfc and not unicodedata.is_normalized("NFC", text):
+            normalized, char_map = nfc_with_offsets(text)
+        else:
+            normalized, char_map = text, None
+        # non-special added tokens are always matched; special ones only when parsing them
+        allowed = self._special | self._plain_added if parse_special else self._plain_added
+        try:
+            ids = self.backend.encode(normalized, allowed_special=allowed, disallowed_special=())
+        except Exception as exc:
+            raise LabkitError(f"{self.name}: tiktoken could not encode {text[:40]!r}: {exc}") from None
+        offsets = self._char_offsets(ids, normalized)
+        if char_map is not None:
+            offsets = [_map_back(char_map, start, end) for start, end in offsets]
+        sp = self.vocab.specials
+        if add_special_tokens and sp.add_bos and sp.bos_id is not None:
+            ids.insert(0, sp.bos_id)
+            offsets.insert(0, (0, 0))
+        if add_special_tokens and sp.add_eos and sp.eos_id is not None:
+            ids.append(sp.eos_id)
+            offsets.append((len(text), len(text)))
+        return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
+
+    def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
+        """(start, end) chars of each token: a token holding part of a character gets all of it."""
+        char_at_byte: list[int] = []
+        for index, ch in enumerate(text):
+            char_at_byte.extend([index] * len(ch.encode("utf-8")))
+        out = []
+        pos = 0
+        for i in ids:
+            width = len(self._id_bytes[i] or b"")
+            if width == 0:
+                out.append((len(text), len(text)) if pos >= len(char_at_byte) else (char_at_byte[pos],) * 2)
+                continue
+            out.append((char_at_byte[pos], char_at_byte[pos + width - 1] + 1))
+            pos += width
+        return out
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        chunks = []
+        for i in ids:
+            if skip_special_tokens and self.is_special_id(i):
+                continue
+            raw = self._id_bytes[i]
+            # ids tiktoken does not know (holes in the ranks) decode as their placeholder spelling
+            chunks.append(raw if raw is not None else self.vocab.tokens[i].encode("utf-8"))
+        return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _map_back(char_map: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
+    if start >= end:
+        point = char_map[start][0] if start < len(char_map) else (char_map[-1][1] if char_map else 0)
+        return (point, point)
+    return (char_map[start][0], char_map[end - 1][1])
+
+
+def _ranks_from_vocab(vocab: VocabData) -> dict[bytes, int]:
+    """Mergeable ranks: the tokens' bytes with rank = id (checked against the merge order)."""
+    ranks: dict[bytes, int] = {}
+    added_ids = {a.id for a in vocab.added_tokens}
+    for index, (token, ttype) in enumerate(zip(vocab.tokens, vocab.token_types)):
+        if index in added_ids or ttype != TOKEN_NORMAL:
+            continue
+        raw = vocab.token_bytes[index] if vocab.token_bytes is not None else try_gpt2_to_bytes(token)
+        if raw is None:
+            raise EngineUnavailable(f"{vocab.name}: token #{index} {token!r} is not a byte-level spelling")
+        if raw in ranks:
+            raise EngineUnavailable(f"{vocab.name}: tokens #{ranks[raw]} and #{index} are the same bytes")
+        ranks[raw] = index
+    if len({r for r in ranks if len(r) == 1}) != 256:
+        raise EngineUnavailable(f"{vocab.name}: not every single byte is a token, tiktoken cannot fall back")
+    if vocab.merges is not None:
+        ids = {t: i for i, t in enumerate(vocab.tokens)}
+        last = -1
+        for k, (left, right) in enumerate(vocab.merges):
+            made = ids.get(left + right)
+            if made is None or made <= last:
+                raise EngineUnavailable(
+                    f"{vocab.name}: merge #{k} {left!r}+{right!r} does not create a token with a higher id "
+                    "than the merge before it, so ids cannot serve as tiktoken ranks"
+                )
+            last = made
+    return ranks
+
+
+def build(vocab: VocabData) -> TiktokenTokenizer:
+    """Build the tiktoken engine for a byte-level BPE vocabulary with a single split regex.
+
+    Example: ``build(read_gguf(bundled_path("qwen2"))).encode("Hello world").ids`` -> ``[9707, 1879]``
+    """
+    if vocab.model != MODEL_BPE_BYTE:
+        raise EngineUnavailable(f"{vocab.name}: tiktoken serves byte-level BPE only, not {vocab.model!r}")
+    spec = get_pre_tokenizer(vocab.pre or "default")
+    pattern = spec.pattern
+    if pattern is None:
+        raise EngineUnavailable(
+            f"{vocab.name}: pre-tokenizer {spec.name!r} is {len(spec.regexes)} regexes in sequence; tiktoken takes one"
+        )
+    ranks = _ranks_from_vocab(vocab)
+    specials = {a.content: a.id for a in vocab.added_tokens}
+    try:
+        backend = tiktoken.Encoding(
+            name=vocab.name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials,
+        )
+    except Exception as exc:
+        raise FormatError(f"{vocab.name}: tiktoken could not build this vocabulary: {exc}") from None
+    id_bytes: list[bytes | None] = [None] * len(vocab.tokens)
+    for raw, rank in ranks.items():
+        id_bytes[rank] = raw
+    for content, index in specials.items():
+        id_bytes[index] = content.encode("utf-8")
+    return TiktokenTokenizer(vocab, backend, nfc=spec.nfc or bool(vocab.normalizer.get("nfc")), id_bytes=id_bytes)
