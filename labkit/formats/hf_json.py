@@ -1,0 +1,657 @@
+"""Read a Hugging Face ``tokenizer.json`` (plus ``tokenizer_config.json`` beside it) into VocabData.
+
+``tokenizer.json`` is the serialised ``tokenizers.Tokenizer``: a ``model`` (BPE, WordPiece or
+Unigram, with its vocabulary), a ``normalizer``, a ``pre_tokenizer``, a ``post_processor``
+(which adds [CLS]/[SEP] or BOS), a ``decoder`` and the ``added_tokens``.
+``tokenizer_config.json`` is transformers' side of it: the named special tokens, BOS/EOS
+flags and the chat template. This module also owns the folder conventions shared by every
+format (a ``tokenizer_config.json``, ``chat_template.jinja`` or ``chat_template.json`` next
+to the vocabulary).
+Introduced in notebook ``11_factory_formats_hub`` (tokenizer.json anatomy).
+
+Example: ``read_hf_json("data/hf/all-MiniLM-L6-v2/tokenizer.json").model`` -> ``'wordpiece'``
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.core import (
+    TOKEN_BYTE,
+    TOKEN_CONTROL,
+    TOKEN_NORMAL,
+    TOKEN_UNKNOWN,
+    TOKEN_UNUSED,
+    TOKEN_USER_DEFINED,
+    AddedToken,
+    FormatError,
+    SpecialTokens,
+    VocabData,
+)
+
+UTF8_BOM = b"\xef\xbb\xbf"
+CONFIG_NAME = "tokenizer_config.json"
+SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
+# ids may skip numbers, but a corrupt id must not make us allocate a huge table
+MAX_ID_HOLES = 1 << 16
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>\Z")
+
+# split regexes of tokenizer.json files -> llama.cpp's pre-tokenizer names
+KNOWN_SPLIT_REGEXES = {
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": "gpt-2",
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": "llama3",
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": "qwen2",
+}
+
+
+# ----------------------------------------------------------------------------- JSON helpers
+
+
+def parse_json(data: bytes, source: str) -> Any:
+    """Parse JSON bytes (an optional UTF-8 BOM first); any defect is a FormatError.
+
+    Example: ``parse_json(b'\\xef\\xbb\\xbf{"a": 1}', "x.json")`` -> ``{'a': 1}``
+    """
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    if not text.strip():
+        raise FormatError(f"{source}: file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # e.g. a 5000-digit number or nesting too deep
+        raise FormatError(f"{source}: invalid JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def read_bytes(path) -> bytes:
+    """A file's bytes; a missing or unreadable file is a FormatError naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def load_json_file(path) -> Any:
+    """Read and parse one JSON file (FormatError on any problem)."""
+    return parse_json(read_bytes(path), str(path))
+
+
+def expect(value: Any, kind, source: str, where: str, *, optional: bool = False) -> Any:
+    """Check a JSON value's type; ``kind`` is a type or tuple. bool is never an int here.
+
+    Example: ``expect(d.get("model"), dict, "tokenizer.json", "model")``
+    """
+    if value is None and optional:
+        return None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        names = " or ".join(k.__name__ for k in kinds)
+        got = "null" if value is None else type(value).__name__
+        raise FormatError(f"{source}: {where} should be {names}, got {got}")
+    return value
+
+
+def _flag(obj: dict, key: str, source: str, where: str, default: Any) -> Any:
+    value = obj.get(key, default)
+    if value is None or value is default:
+        return value
+    return expect(value, bool, source, f"{where}.{key}")
+
+
+# ----------------------------------------------------------------------------- vocab tables
+
+
+def vocab_from_mapping(mapping: Any, source: str, where: str) -> dict[int, str]:
+    """{token: id} (tokenizer.json / vocab.json) -> {id: token}, checked."""
+    expect(mapping, dict, source, where)
+    by_id: dict[int, str] = {}
+    for token, index in mapping.items():
+        expect(index, int, source, f"{where}[{token[:40]!r}]")
+        if index < 0:
+            raise FormatError(f"{source}: {where}[{token[:40]!r}] has negative id {index}")
+        if index in by_id:
+            raise FormatError(f"{source}: {where}: id {index} is given to both {by_id[index][:40]!r} and {token[:40]!r}")
+        by_id[index] = token
+    return by_id
+
+
+def tokens_from_ids(by_id: dict[int, str], source: str) -> tuple[list[str], list[int]]:
+    """Dense id -> token list; holes become ``<|unused_ID|>`` with type UNUSED."""
+    if not by_id:
+        raise FormatError(f"{source}: the vocabulary is empty")
+    size = max(by_id) + 1
+    if size - len(by_id) > MAX_ID_HOLES:
+        raise FormatError(f"{source}: ids go up to {size - 1} but only {len(by_id)} tokens are given")
+    tokens = [""] * size
+    types = [TOKEN_NORMAL] * size
+    for index in range(size):
+        token = by_id.get(index)
+        if token is None:
+            tokens[index] = f"<|unused_{index}|>"
+            types[index] = TOKEN_UNUSED
+        else:
+            tokens[index] = token
+    return tokens, types
+
+
+def parse_added_tokens(items: Any, source: str, where: str = "added_tokens") -> list[AddedToken]:
+    """The ``added_tokens`` list of tokenizer.json (dicts with id, content and flags)."""
+    expect(items, list, source, where)
+    out = []
+    for n, item in enumerate(items):
+        place = f"{where}[{n}]"
+        expect(item, dict, source, place)
+        index = expect(item.get("id"), int, source, f"{place}.id")
+        content = expect(item.get("content"), str, source, f"{place}.content")
+        if index < 0:
+            raise FormatError(f"{source}: {place}.id is negative ({index})")
+        if not content:
+            raise FormatError(f"{source}: {place}.content is empty")
+        flags = {name: _flag(item, name, source, place, default)
+                 for name, default in (("special", False), ("normalized", None), ("lstrip", False),
+                                       ("rstrip", False), ("single_word", False))}
+        normalized = flags["normalized"]
+        if normalized is None:
+            normalized = not flags["special"]  # HF's default: non-special tokens match after normalisation
+        out.append(AddedToken(content, index, special=bool(flags["special"]), normalized=bool(normalized),
+                              lstrip=bool(flags["lstrip"]), rstrip=bool(flags["rstrip"]),
+                              single_word=bool(flags["single_word"])))
+    return out
+
+
+def parse_merges(items: Any, source: str, where: str = "model.merges") -> list[tuple[str, str]]:
+    """BPE merges: "a b" strings (older files) or [a, b] pairs (newer files)."""
+    expect(items, list, source, where)
+    merges = []
+    for n, item in enumerate(items):
+        if isinstance(item, str):
+            parts = item.split(" ")
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                raise FormatError(f"{source}: {where}[{n}] {item[:60]!r} is not 'left right'")
+            merges.append((parts[0], parts[1]))
+        elif isinstance(item, list) and len(item) == 2 and all(isinstance(p, str) and p for p in item):
+            merges.append((item[0], item[1]))
+        else:
+            raise FormatError(f"{source}: {where}[{n}] should be 'left right' or [left, right], got {str(item)[:60]}")
+    return merges
+
+
+def check_merges(merges: list[tuple[str, str]], vocab: dict[str, int], source: str, prefix: str = "") -> None:
+    """Every merge's parts and result must be tokens (what tokenizers itself requires);
+    with a continuing-subword ``prefix`` the right part's prefix is dropped in the result."""
+    for n, (left, right) in enumerate(merges):
+        made = left + (right[len(prefix):] if prefix and right.startswith(prefix) else right)
+        for part in (left, right, made):
+            if part not in vocab:
+                raise FormatError(f"{source}: merge #{n} ({left!r}, {right!r}) uses {part[:40]!r}, which is not in the vocabulary")
+
+
+# ----------------------------------------------------------------------------- pipeline parts
+
+
+def _components(node: Any, source: str, where: str) -> list[dict]:
+    """A normalizer/pre-tokenizer/decoder as a flat list (Sequence unrolled)."""
+    if node is None:
+        return []
+    expect(node, dict, source, where)
+    kind = node.get("type")
+    if kind == "Sequence":
+        key = "normalizers" if "normalizers" in node else "pretokenizers" if "pretokenizers" in node else "decoders"
+        parts = expect(node.get(key), list, source, f"{where}.{key}")
+        out = []
+        for n, part in enumerate(parts):
+            out.extend(_components(part, source, f"{where}.{key}[{n}]"))
+        return out
+    if kind is not None:
+        expect(kind, str, source, f"{where}.type")
+    return [node]
+
+
+def _split_pre_name(pretokenizers: list[dict], source: str) -> str | None:
+    """llama.cpp's name for the split regex of a byte-level BPE pre-tokenizer."""
+    for node in pretokenizers:
+        if node.get("type") == "Split":
+            pattern = node.get("pattern")
+            if isinstance(pattern, dict):
+                regex = pattern.get("Regex", pattern.get("String"))
+                if isinstance(regex, str):
+                    return KNOWN_SPLIT_REGEXES.get(regex)
+            return None
+    for node in pretokenizers:
+        if node.get("type") == "ByteLevel" and node.get("use_regex", True) is not False:
+            return "gpt-2"
+    return None
+
+
+def _post_processor_framing(post: Any, source: str) -> dict[str, Any]:
+    """What the post-processor adds around one sequence: leading and trailing specials."""
+    if post is None:
+        return {}
+    expect(post, dict, source, "post_processor")
+    kind = post.get("type")
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        out = {"kind": "cls_sep"}
+        for name in ("cls", "sep"):
+            pair = post.get(name)
+            if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], int) and not isinstance(pair[1], bool):
+                out[name] = (pair[0], pair[1])
+        return out
+    if kind == "TemplateProcessing":
+        single = expect(post.get("single"), list, source, "post_processor.single")
+        lead, trail, seen_sequence = [], [], False
+        for n, piece in enumerate(single):
+            expect(piece, dict, source, f"post_processor.single[{n}]")
+            if "Sequence" in piece:
+                seen_sequence = True
+            elif "SpecialToken" in piece:
+                spec = expect(piece["SpecialToken"], dict, source, f"post_processor.single[{n}].SpecialToken")
+                name = expect(spec.get("id"), str, source, f"post_processor.single[{n}].SpecialToken.id")
+                (trail if seen_sequence else lead).append(name)
+        ids: dict[str, int] = {}
+        table = post.get("special_tokens", {})
+        if isinstance(table, dict):
+            for name, entry in table.items():
+                if isinstance(entry, dict) and isinstance(entry.get("ids"), list) and len(entry["ids"]) == 1:
+                    index = entry["ids"][0]
+                    if isinstance(index, int) and not isinstance(index, bool):
+                        ids[name] = index
+        return {"kind": "template", "lead": lead, "trail": trail, "ids": ids}
+    if kind == "Sequence":
+        for n, part in enumerate(expect(post.get("processors"), list, source, "post_processor.processors")):
+            found = _post_processor_framing(part, source)
+            if found.get("kind") in ("cls_sep", "template"):
+                return found
+    return {}
+
+
+# ----------------------------------------------------------------------------- tokenizer.json
+
+
+def _token_types(tokens: list[str], types: list[int], added: list[AddedToken], *, unk_id: int | None,
+                 byte_pieces: bool) -> None:
+    if byte_pieces:
+        for index, token in enumerate(tokens):
+            if types[index] == TOKEN_NORMAL and _BYTE_PIECE.match(token):
+                types[index] = TOKEN_BYTE
+    if unk_id is not None and 0 <= unk_id < len(types):
+        types[unk_id] = TOKEN_UNKNOWN
+    for token in added:
+        types[token.id] = TOKEN_CONTROL if token.special else TOKEN_USER_DEFINED
+
+
+def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre: str | None = None) -> VocabData:
+    """Turn a parsed tokenizer.json into VocabData (tokenizer_config.json is applied separately)."""
+    expect(doc, dict, source, "the top level")
+    model = expect(doc.get("model"), dict, source, "model")
+    kind = model.get("type")
+    if kind is None:  # files written before "type" existed: infer it
+        kind = "BPE" if "merges" in model else "Unigram" if isinstance(model.get("vocab"), list) else "WordPiece"
+    expect(kind, str, source, "model.type")
+    added = parse_added_tokens(doc.get("added_tokens", []), source)
+    normalizers = _components(doc.get("normalizer"), source, "normalizer")
+    pretokenizers = _components(doc.get("pre_tokenizer"), source, "pre_tokenizer")
+    decoders = _components(doc.get("decoder"), source, "decoder")
+    normalizer: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    scores = merges = token_bytes = None
+    pre_name = None
+    unk_id = None
+
+    if kind == "Unigram":
+        family = "unigram"
+        items = expect(model.get("vocab"), list, source, "model.vocab")
+        by_id: dict[int, str] = {}
+        score_by_id: dict[int, float] = {}
+        for n, item in enumerate(items):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                    and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)):
+                raise FormatError(f"{source}: model.vocab[{n}] should be [piece, score], got {str(item)[:60]}")
+            by_id[n] = item[0]
+            score_by_id[n] = float(item[1])
+        unk_id = expect(model.get("unk_id"), int, source, "model.unk_id", optional=True)
+        options["byte_fallback"] = bool(_flag(model, "byte_fallback", source, "model", False))
+    elif kind in ("BPE", "WordPiece", "WordLevel"):
+        by_id = vocab_from_mapping(model.get("vocab"), source, "model.vocab")
+    else:
+        raise FormatError(f"{source}: model type {kind!r} is not supported (labkit reads BPE, WordPiece, Unigram)")
+
+    # added tokens may extend the vocabulary past the model's ids
+    for token in added:
+        by_id[token.id] = token.content
+    tokens, types = tokens_from_ids(by_id, source)
+
+    if kind == "Unigram":
+        scores = [score_by_id.get(i, 0.0) for i in range(len(tokens))]
+        if unk_id is not None and not 0 <= unk_id < len(tokens):
+            raise FormatError(f"{source}: model.unk_id = {unk_id} is outside the vocabulary")
+        _unigram_normalizer(normalizers, pretokenizers, normalizer, source)
+    elif kind == "BPE":
+        merges = parse_merges(model.get("merges", []), source)
+        token_index = {t: i for i, t in enumerate(tokens)}
+        prefix = expect(model.get("continuing_subword_prefix"), str, source, "model.continuing_subword_prefix", optional=True)
+        check_merges(merges, token_index, source, prefix or "")
+        unk = expect(model.get("unk_token"), str, source, "model.unk_token", optional=True)
+        unk_id = token_index.get(unk) if unk is not None else None
+        for key in ("byte_fallback", "fuse_unk", "ignore_merges"):
+            options[key] = bool(_flag(model, key, source, "model", False))
+        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+            value = expect(model.get(key), str, source, f"model.{key}", optional=True)
+            if value:
+                options[key] = value
+        if unk is not None:
+            options["unk_token"] = unk
+        byte_level = any(c.get("type") == "ByteLevel" for c in pretokenizers + decoders)
+        if byte_level:
+            family = "bpe_byte"
+            special_ids = {a.id for a in added if a.special}
+            token_bytes = [None if i in special_ids else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+            pre_name = _split_pre_name(pretokenizers, source)
+            if any(c.get("type") == "NFC" for c in normalizers):
+                normalizer["nfc"] = True
+        else:
+            # SentencePiece-style BPE saved by tokenizers (Llama-2): scores follow merge order
+            family = "spm_bpe"
+            scores = _scores_from_merges(tokens, merges)
+            options["scores_from_merges"] = True
+            _unigram_normalizer(normalizers, pretokenizers, normalizer, source)
+    elif kind == "WordPiece":
+        family = "wordpiece"
+        unk = expect(model.get("unk_token", "[UNK]"), str, source, "model.unk_token")
+        prefix = expect(model.get("continuing_subword_prefix", "##"), str, source, "model.continuing_subword_prefix")
+        limit = expect(model.get("max_input_chars_per_word", 100), int, source, "model.max_input_chars_per_word")
+        options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit)
+        unk_id = tokens.index(unk) if unk in by_id.values() else None
+        normalizer.update(lowercase=False, strip_accents=None, clean_text=False, handle_chinese_chars=False)
+        for node in normalizers:
+            if node.get("type") == "BertNormalizer":
+                normalizer.update(
+                    lowercase=bool(_flag(node, "lowercase", source, "normalizer", True)),
+                    strip_accents=_flag(node, "strip_accents", source, "normalizer", None),
+                    clean_text=bool(_flag(node, "clean_text", source, "normalizer", True)),
+                    handle_chinese_chars=bool(_flag(node, "handle_chinese_chars", source, "normalizer", True)),
+                )
+            elif node.get("type") == "Lowercase":
+                normalizer["lowercase"] = True
+    else:  # WordLevel: no labkit family; readable but served only by the hf engine
+        family = "wordlevel"
+
+    _token_types(tokens, types, added, unk_id=unk_id,
+                 byte_pieces=bool(options.get("byte_fallback")))
+    specials = SpecialTokens()
+    if unk_id is not None:
+        specials.unk, specials.unk_id = tokens[unk_id], unk_id
+    framing = _post_processor_framing(doc.get("post_processor"), source)
+    metadata: dict[str, Any] = {
+        "tokenizer_json": raw_text if raw_text is not None else json.dumps(doc, ensure_ascii=False),
+        "model_type": kind,
+        "post_processor_framing": framing,
+        "normalizer": doc.get("normalizer"),
+        "pre_tokenizer": doc.get("pre_tokenizer"),
+        "decoder": doc.get("decoder"),
+    }
+    for key in ("padding", "truncation"):
+        if doc.get(key) is not None:
+            metadata[key] = doc[key]
+    vocab = VocabData(
+        source=source, format="hf_json", model=family, tokens=tokens, token_types=types,
+        scores=scores, merges=merges, token_bytes=token_bytes,
+        pre=pre if pre is not None else pre_name,
+        normalizer=normalizer, options=options, specials=specials, added_tokens=added, metadata=metadata,
+    )
+    _apply_framing(vocab, framing)
+    return vocab
+
+
+def _scores_from_merges(tokens: list[str], merges: list[tuple[str, str]]) -> list[float]:
+    """SentencePiece BPE merges the pair whose result scores highest: the first merge
+    gets the highest score; tokens made by no merge sit below every merge result."""
+    index = {t: i for i, t in enumerate(tokens)}
+    scores = [-float(len(merges) + i) for i in range(len(tokens))]
+    for rank, (left, right) in enumerate(merges):
+        made = index.get(left + right)
+        if made is not None and scores[made] < -rank:
+            scores[made] = -float(rank)
+    return scores
+
+
+def _unigram_normalizer(normalizers: list[dict], pretokenizers: list[dict], out: dict, source: str) -> None:
+    """SentencePiece-style flags from HF parts: Precompiled charsmap, Metaspace prefix, ..."""
+    out.update(charsmap=None, add_dummy_prefix=False, remove_extra_whitespaces=False,
+               escape_whitespaces=False, treat_whitespace_as_suffix=False)
+    for node in normalizers:
+        kind = node.get("type")
+        if kind == "Precompiled":
+            blob = expect(node.get("precompiled_charsmap"), str, source, "normalizer.precompiled_charsmap", optional=True)
+            if blob:
+                try:
+                    out["charsmap"] = base64.b64decode(blob, validate=True)
+                except (binascii.Error, ValueError):
+                    raise FormatError(f"{source}: normalizer.precompiled_charsmap is not valid base64") from None
+        elif kind == "Prepend" and node.get("prepend") == "\u2581":
+            out["add_dummy_prefix"] = True
+        elif kind == "Replace" and node.get("content") == "\u2581":
+            out["escape_whitespaces"] = True
+        elif kind == "Replace" and isinstance(node.get("pattern"), dict) and node["pattern"].get("Regex") == " {2,}":
+            out["remove_extra_whitespaces"] = True
+        elif kind == "Strip":
+            out["remove_extra_whitespaces"] = True
+    for node in pretokenizers:
+        if node.get("type") == "Metaspace":
+            out["escape_whitespaces"] = True
+            scheme = node.get("prepend_scheme")
+            if scheme is None:
+                scheme = "always" if node.get("add_prefix_space", True) else "never"
+            expect(scheme, str, source, "pre_tokenizer.prepend_scheme")
+            out["add_dummy_prefix"] = scheme != "never"
+            out["prepend_scheme"] = scheme
+
+
+def _apply_framing(vocab: VocabData, framing: dict[str, Any]) -> None:
+    """Set add_cls_sep / add_bos / add_eos from what the post-processor adds."""
+    sp = vocab.specials
+    index = {a.content: a.id for a in vocab.added_tokens}
+
+    def find(name: str, hint: int | None = None) -> int | None:
+        if hint is not None and 0 <= hint < len(vocab.tokens):
+            return hint
+        if name in index:
+            return index[name]
+        try:
+            return vocab.tokens.index(name)
+        except ValueError:
+            return None
+
+    if framing.get("kind") == "cls_sep":
+        for name in ("cls", "sep"):
+            if name in framing:
+                token, hint = framing[name]
+                setattr(sp, name, token)
+                setattr(sp, f"{name}_id", find(token, hint))
+        sp.add_cls_sep = True
+    elif framing.get("kind") == "template":
+        lead, trail, ids = framing["lead"], framing["trail"], framing["ids"]
+        if len(lead) == 1 and len(trail) == 1 and vocab.model == "wordpiece":
+            sp.cls, sp.cls_id = lead[0], find(lead[0], ids.get(lead[0]))
+            sp.sep, sp.sep_id = trail[0], find(trail[0], ids.get(trail[0]))
+            sp.add_cls_sep = True
+        else:
+            if len(lead) == 1:
+                sp.bos, sp.bos_id, sp.add_bos = lead[0], find(lead[0], ids.get(lead[0])), True
+            if len(trail) == 1:
+                sp.eos, sp.eos_id, sp.add_eos = trail[0], find(trail[0], ids.get(trail[0])), True
+                sp.eos_ids = (sp.eos_id,) if sp.eos_id is not None else ()
+
+
+def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc: Any = None,
+                 with_config: bool = True) -> VocabData:
+    """Read a tokenizer.json (and the tokenizer_config.json / chat template files beside it).
+
+    Example: ``read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")).specials.cls_id`` -> ``101``
+    """
+    source = str(path)
+    if data is None:
+        data = read_bytes(path)
+    if doc is None:
+        doc = parse_json(data, source)
+    raw = data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
+    vocab = hf_json_to_vocab(doc, source, raw_text=raw.decode("utf-8"), pre=pre)
+    if with_config:
+        apply_folder_files(vocab, Path(path).parent, framing_from_post_processor=bool(vocab.metadata["post_processor_framing"]))
+    return vocab
+
+
+# ----------------------------------------------------------------------------- tokenizer_config.json
+
+
+def _special_content(value: Any, source: str, key: str) -> str | None:
+    """A special-token entry: a string, or an AddedToken dict with "content"."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return expect(value.get("content"), str, source, f"{key}.content")
+    raise FormatError(f"{source}: {key} should be a string or an object with 'content', got {type(value).__name__}")
+
+
+def parse_chat_template(value: Any, source: str, where: str = "chat_template") -> tuple[str | None, dict[str, str]]:
+    """A chat template: a string, or a list of {name, template} ("default" is the one used)."""
+    if value is None:
+        return None, {}
+    if isinstance(value, str):
+        return value, {"default": value}
+    if isinstance(value, list):
+        named = {}
+        for n, item in enumerate(value):
+            expect(item, dict, source, f"{where}[{n}]")
+            name = expect(item.get("name"), str, source, f"{where}[{n}].name")
+            named[name] = expect(item.get("template"), str, source, f"{where}[{n}].template")
+        return named.get("default"), named
+    if isinstance(value, dict):  # {name: template}, as transformers keeps several in memory
+        named = {}
+        for name, template in value.items():
+            named[name] = expect(template, str, source, f"{where}[{name!r}]")
+        return named.get("default"), named
+    raise FormatError(f"{source}: {where} should be a string or a list of {{name, template}}, got {type(value).__name__}")
+
+
+def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framing_from_post_processor: bool = False) -> None:
+    """Apply a tokenizer_config.json dict: named special tokens, BOS/EOS flags, added tokens
+    from ``added_tokens_decoder``, and the chat template. A tokenizer.json post-processor
+    stays in charge of BOS/EOS framing (it is what the ``tokenizers`` engine runs).
+
+    Example: ``apply_tokenizer_config(vocab, {"eos_token": "</s>"}, "tokenizer_config.json")``
+    """
+    expect(config, dict, source, "the top level")
+    vocab.metadata["tokenizer_config"] = config
+    sp = vocab.specials
+    present = {a.content: a.id for a in vocab.added_tokens}
+
+    decoder = config.get("added_tokens_decoder")
+    if decoder is not None:
+        expect(decoder, dict, source, "added_tokens_decoder")
+        extra = []
+        for key, entry in decoder.items():
+            if not key.lstrip("-").isdigit():
+                raise FormatError(f"{source}: added_tokens_decoder key {key[:20]!r} is not an id")
+            expect(entry, dict, source, f"added_tokens_decoder[{key}]")
+            if entry.get("content") in present:
+                continue
+            item = dict(entry, id=int(key))
+            extra.extend(parse_added_tokens([item], source, f"added_tokens_decoder[{key}]"))
+        for token in extra:
+            if token.id >= len(vocab.tokens):
+                if token.id - len(vocab.tokens) > MAX_ID_HOLES:
+                    raise FormatError(f"{source}: added token id {token.id} is far past the vocabulary")
+                for hole in range(len(vocab.tokens), token.id + 1):
+                    vocab.tokens.append(f"<|unused_{hole}|>")
+                    vocab.token_types.append(TOKEN_UNUSED)
+                    if vocab.scores is not None:
+                        vocab.scores.append(0.0)
+                    if vocab.token_bytes is not None:
+                        vocab.token_bytes.append(None)
+            vocab.tokens[token.id] = token.content
+            vocab.token_types[token.id] = TOKEN_CONTROL if token.special else TOKEN_USER_DEFINED
+            if vocab.token_bytes is not None and token.special:
+                vocab.token_bytes[token.id] = None
+            vocab.added_tokens.append(token)
+            present[token.content] = token.id
+
+    def find(content: str) -> int | None:
+        if content in present:
+            return present[content]
+        try:
+            return vocab.tokens.index(content)
+        except ValueError:
+            return None
+
+    for name in SPECIAL_NAMES:
+        key = f"{name}_token"
+        if key not in config:
+            continue
+        content = _special_content(config[key], source, key)
+        setattr(sp, name, content)
+        setattr(sp, f"{name}_id", find(content) if content is not None else None)
+    if sp.eos_id is not None:
+        sp.eos_ids = tuple(dict.fromkeys((sp.eos_id, *[i for i in sp.eos_ids if i != sp.eos_id])))
+    if not framing_from_post_processor:
+        for flag in ("add_bos", "add_eos"):
+            value = config.get(f"{flag}_token")
+            if value is not None:
+                setattr(sp, flag, expect(value, bool, source, f"{flag}_token"))
+    if vocab.model == "wordpiece":
+        lower = config.get("do_lower_case")
+        if lower is not None:
+            vocab.normalizer["lowercase"] = expect(lower, bool, source, "do_lower_case")
+        if "strip_accents" in config:
+            vocab.normalizer["strip_accents"] = expect(config["strip_accents"], bool, source, "strip_accents", optional=True)
+        if "tokenize_chinese_chars" in config:
+            vocab.normalizer["handle_chinese_chars"] = expect(config["tokenize_chinese_chars"], bool, source, "tokenize_chinese_chars")
+    template, named = parse_chat_template(config.get("chat_template"), source)
+    if named:
+        vocab.chat_template = template
+        vocab.metadata["chat_templates"] = named
+        vocab.metadata["chat_template_source"] = source
+
+
+def apply_folder_files(vocab: VocabData, folder: Path, *, framing_from_post_processor: bool = False) -> None:
+    """Apply what sits beside a vocabulary file: tokenizer_config.json, then the chat template
+    files, which win over the config's template as in transformers
+    (``chat_template.jinja`` > ``chat_template.json`` > ``tokenizer_config.json``).
+
+    Example: ``apply_folder_files(vocab, Path("data/hf/all-MiniLM-L6-v2"))``
+    """
+    config_path = folder / CONFIG_NAME
+    if config_path.is_file():
+        apply_tokenizer_config(vocab, load_json_file(config_path), str(config_path),
+                               framing_from_post_processor=framing_from_post_processor)
+    json_path = folder / "chat_template.json"
+    if json_path.is_file():
+        doc = load_json_file(json_path)
+        expect(doc, dict, str(json_path), "the top level")
+        template, named = parse_chat_template(doc.get("chat_template"), str(json_path))
+        if template is not None:
+            vocab.chat_template = template
+            vocab.metadata["chat_templates"] = named
+            vocab.metadata["chat_template_source"] = str(json_path)
+    jinja_path = folder / "chat_template.jinja"
+    if jinja_path.is_file():
+        raw = read_bytes(jinja_path)
+        try:
+            template = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{jinja_path}: not UTF-8 text (byte {exc.start})") from None
+        vocab.chat_template = template
+        vocab.metadata.setdefault("chat_templates", {})["default"] = template
+        vocab.metadata["chat_template_source"] = str(jinja_path)

@@ -1,0 +1,158 @@
+"""Read GPT-2's original pair of files, ``vocab.json`` + ``merges.txt``, into VocabData.
+
+``vocab.json`` maps each token (in the GPT-2 byte-to-unicode spelling) to its id;
+``merges.txt`` lists the merges in rank order, one ``left right`` pair per line, after an
+optional ``#version`` line. This is what ``tokenizer.json`` later packed into one file.
+Introduced in notebook ``02_bpe_byte_level`` and ``11_factory_formats_hub``.
+
+Example: ``read_vocab_merges("vocab.json", "merges.txt").merges[0]`` -> ``('Ġ', 't')``
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, AddedToken, FormatError, SpecialTokens, VocabData
+from labkit.formats.hf_json import (
+    UTF8_BOM,
+    check_merges,
+    parse_json,
+    read_bytes,
+    tokens_from_ids,
+    vocab_from_mapping,
+)
+
+_EOT = "<|endoftext|>"
+
+
+def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
+    """``merges.txt`` lines -> [(left, right)] in rank order (a ``#version`` line is skipped).
+
+    Example: ``parse_merges_txt(b"#version: 0.2\\n\\u0120 t\\n", "m")`` -> ``[('Ġ', 't')]``
+    """
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    merges = []
+    for line_no, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line or (line_no == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise FormatError(f"{source}: line {line_no} should be 'left right', got {line[:60]!r}")
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> VocabData:
+    """Read vocab.json + merges.txt as a GPT-2 style byte-level BPE (model "bpe_byte").
+
+    ``<|endoftext|>``, when present, is the special end-of-text token (BOS and EOS in GPT-2).
+    Example: ``read_vocab_merges(folder / "vocab.json", folder / "merges.txt").pre`` -> ``'gpt-2'``
+    """
+    source = str(vocab_path)
+    mapping = parse_json(read_bytes(vocab_path), source)
+    by_id = vocab_from_mapping(mapping, source, "vocab")
+    tokens, types = tokens_from_ids(by_id, source)
+    merges = parse_merges_txt(read_bytes(merges_path), str(merges_path))
+    check_merges(merges, {t: i for i, t in enumerate(tokens)}, str(merges_path))
+    added = []
+    specials = SpecialTokens()
+    eot = mapping.get(_EOT) if isinstance(mapping, dict) else None
+    if eot is not None:
+        added.append(AddedToken(_EOT, eot, special=True))
+        types[eot] = TOKEN_CONTROL
+        specials = SpecialTokens(bos=_EOT, eos=_EOT, bos_id=eot, eos_id=eot, eos_ids=(eot,))
+    token_bytes = [None if t == TOKEN_CONTROL else try_gpt2_to_bytes(tok) for tok, t in zip(tokens, types)]
+    return VocabData(
+        source=source,
+        format="vocab_merges",
+        model="bpe_byte",
+        tokens=tokens,
+        token_types=types,
+        merges=merges,
+        token_bytes=token_bytes,
+        pre=pre if pre is not None else "gpt-2",
+        specials=specials,
+        added_tokens=added,
+        metadata={"merges_file": str(merges_path)},
+    )
+
+
+def find_pair(path: Path) -> tuple[Path, Path]:
+    """Given vocab.json, merges.txt or their folder, the (vocab.json, merges.txt) pair."""
+    folder = path if path.is_dir() else path.parent
+    vocab, merges = folder / "vocab.json", folder / "merges.txt"
+    if path.is_file() and path.name.endswith(".json"):
+        vocab = path
+    elif path.is_file():
+        merges = path
+    for needed in (vocab, merges):
+        if not needed.is_file():
+            raise FormatError(f"{path}: a vocab.json + merges.txt vocabulary needs {needed.name} beside it")
+    return vocab, merges
+
+
+# ----------------------------------------------------------------------------- vocab.txt
+
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
+    """Read a WordPiece ``vocab.txt`` (one token per line, id = line number) as BERT uncased.
+
+    The five BERT specials, when present, are special added tokens and [CLS] ... [SEP]
+    framing is on; a ``tokenizer_config.json`` beside the file can change the flags.
+    Example: ``read_vocab_txt(data_path("hf/all-MiniLM-L6-v2/vocab.txt")).tokens[101]`` -> ``'[CLS]'``
+    """
+    source = str(path)
+    if data is None:
+        data = read_bytes(path)
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last token
+    tokens = [line.rstrip("\r") for line in lines]
+    if not tokens:
+        raise FormatError(f"{source}: file is empty")
+    index: dict[str, int] = {}
+    for line_no, token in enumerate(tokens):
+        if not token:
+            raise FormatError(f"{source}: line {line_no + 1} is empty (a vocab.txt has one token per line)")
+        if token in index:
+            raise FormatError(f"{source}: line {line_no + 1}: token {token[:40]!r} already is id {index[token]}")
+        index[token] = line_no
+    types = [TOKEN_NORMAL] * len(tokens)
+    added = []
+    for name in BERT_SPECIALS:
+        if name in index:
+            added.append(AddedToken(name, index[name], special=True))
+            types[index[name]] = TOKEN_CONTROL
+    added.sort(key=lambda a: a.id)
+
+    def find(name: str) -> int | None:
+        return index.get(name)
+
+    specials = SpecialTokens(
+        unk="[UNK]" if "[UNK]" in index else None, unk_id=find("[UNK]"),
+        pad="[PAD]" if "[PAD]" in index else None, pad_id=find("[PAD]"),
+        cls="[CLS]" if "[CLS]" in index else None, cls_id=find("[CLS]"),
+        sep="[SEP]" if "[SEP]" in index else None, sep_id=find("[SEP]"),
+        mask="[MASK]" if "[MASK]" in index else None, mask_id=find("[MASK]"),
+        add_cls_sep="[CLS]" in index and "[SEP]" in index,
+    )
+    return VocabData(
+        source=source, format="vocab_txt", model="wordpiece", tokens=tokens, token_types=types,
+        normalizer={"lowercase": True, "strip_accents": None, "clean_text": True, "handle_chinese_chars": True},
+        options={"unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+        specials=specials, added_tokens=added,
+    )
