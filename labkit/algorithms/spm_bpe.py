@@ -1,0 +1,369 @@
+"""SentencePiece BPE: merge by *score*, not by rank, on text whose spaces are ``▁``.
+
+A SentencePiece BPE model has no merge list. Each piece has a score (higher is better) and
+encoding repeats one step until nothing applies: among all pairs of neighbouring symbols
+whose concatenation is a piece of the vocabulary, merge the one whose result scores highest;
+on a tie the leftmost pair wins. What is left is looked up: a piece becomes its id, a
+symbol the vocabulary cannot spell becomes ``<unk>`` (neighbouring unknowns fuse into one)
+or, with byte fallback, one ``<0xNN>`` piece per UTF-8 byte.
+
+Two versions of the loop are here, and they make the same merges in the same order:
+
+* :meth:`SpmBpeModel.merge_naive` is the textbook loop: scan every pair, merge the best,
+  scan again. O(n²) per word, easy to read.
+* :meth:`SpmBpeModel.merge` is what sentencepiece's ``bpe_model.cc`` runs: symbols in a
+  linked list, candidate pairs in a priority queue keyed by (score, left position), and
+  entries that a merge made stale skipped when they surface. O(n log n).
+
+Piece kinds (sentencepiece's types): only normal, user-defined and unused pieces can be
+made by a merge; control (``<s>``), unknown and byte pieces never are. User-defined pieces
+are cut out of the text whole before merging and never merged further. Unused pieces may
+be made by a merge but are then split back into the two halves that made them.
+
+Introduced in notebook ``03_bpe_sentencepiece``.
+
+Example: ``SpmBpeModel.from_vocab(vocab).encode("▁Hello▁world")`` -> ``[15043, 3186]`` (llama-spm)
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from labkit.core import (
+    TOKEN_BYTE,
+    TOKEN_NORMAL,
+    TOKEN_UNKNOWN,
+    TOKEN_UNUSED,
+    TOKEN_USER_DEFINED,
+    LabkitError,
+)
+
+SPACE = "\u2581"  # '▁', sentencepiece's visible space
+MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
+
+
+def byte_piece(value: int) -> str:
+    """The spelling of a byte-fallback piece. Example: ``byte_piece(0x0A)`` -> ``'<0x0A>'``"""
+    return f"<0x{value:02X}>"
+
+
+def parse_byte_piece(piece: str) -> int | None:
+    """The byte a ``<0xNN>`` piece stands for, else None. Example: ``parse_byte_piece('<0xE2>')`` -> ``226``"""
+    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+        try:
+            return int(piece[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class MergeStep:
+    """One merge: at char offset ``start`` of the normalised text, ``left + right`` became
+    ``merged`` (a piece scoring ``score``). ``symbols`` is the whole sequence afterwards
+    (filled by the naive loop only; the heap version leaves it empty).
+
+    Example: ``MergeStep(1, 0, '▁', 't', '▁t', -1.0)``
+    """
+
+    step: int
+    start: int
+    left: str
+    right: str
+    merged: str
+    score: float
+    symbols: tuple[str, ...] = ()
+
+
+class SpmBpeModel:
+    """Score-based BPE over a SentencePiece vocabulary (pieces, scores, piece types).
+
+    Example: ``SpmBpeModel(["<unk>", "a", "b", "ab"], [0, -1, -2, -0.5], [2, 1, 1, 1]).pieces("ab")`` -> ``['ab']``
+    (introduced in notebook ``03_bpe_sentencepiece``)
+    """
+
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        scores: Sequence[float],
+        token_types: Sequence[int] | None = None,
+        *,
+        unk_id: int | None = None,
+        byte_fallback: bool = False,
+    ):
+        n = len(tokens)
+        if token_types is None:
+            token_types = [TOKEN_NORMAL] * n
+        if len(scores) != n or len(token_types) != n:
+            raise LabkitError(f"SpmBpeModel: {n} tokens but {len(scores)} scores and {len(token_types)} types")
+        self.tokens = list(tokens)
+        self.scores = [float(s) for s in scores]
+        self.types = list(token_types)
+        mergeable: dict[str, int] = {}
+        reserved: dict[str, int] = {}
+        for index, (piece, kind) in enumerate(zip(self.tokens, self.types)):
+            if not isinstance(piece, str):
+                raise LabkitError(f"SpmBpeModel: token #{index} is {type(piece).__name__}, not str")
+            # sentencepiece keeps the first id of a duplicated spelling
+            (mergeable if kind in MERGEABLE_TYPES else reserved).setdefault(piece, index)
+        self.mergeable = mergeable
+        # PieceToId: reserved pieces (control, unknown, byte) first, then the rest
+        self.piece_to_id = {**mergeable, **reserved}
+        if unk_id is None:
+            unknown = [i for i, kind in enumerate(self.types) if kind == TOKEN_UNKNOWN]
+            unk_id = unknown[0] if unknown else None
+        if unk_id is not None and not 0 <= unk_id < n:
+            raise LabkitError(f"SpmBpeModel: unk_id {unk_id} is outside the vocabulary (0..{n - 1})")
+        self.unk_id = unk_id
+        self.unused = frozenset(i for i, kind in enumerate(self.types) if kind == TOKEN_UNUSED)
+        self.user_defined = tuple(sorted(
+            (t for t, kind in zip(self.tokens, self.types) if kind == TOKEN_USER_DEFINED and t),
+            key=lambda s: (-len(s), s),
+        ))
+        self.byte_fallback = bool(byte_fallback)
+        self.byte_ids: list[int | None] = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
+        self._user_by_first: dict[str, list[str]] = {}
+        for symbol in self.user_defined:
+            self._user_by_first.setdefault(symbol[0], []).append(symbol)
+
+    @classmethod
+    def from_vocab(cls, vocab) -> "SpmBpeModel":
+        """The model of a VocabData (GGUF llama vocab or a SentencePiece BPE ``.model``).
+
+        Example: ``SpmBpeModel.from_vocab(read_gguf(bundled_path("llama-spm")))``
+        """
+        if vocab.scores is None:
+            raise LabkitError(f"{vocab.name}: SentencePiece BPE needs piece scores")
+        return cls(
+            vocab.tokens,
+            vocab.scores,
+            vocab.token_types,
+            unk_id=vocab.specials.unk_id,
+            byte_fallback=bool(vocab.options.get("byte_fallback", any(t == TOKEN_BYTE for t in vocab.token_types))),
+        )
+
+    # -- step 1: characters (user-defined pieces stay whole) ---------------------
+    def initial_symbols(self, text: str) -> list[tuple[str, bool]]:
+        """Split normalised text into (symbol, frozen) pairs: one per character, except a
+        user-defined piece, which is one frozen symbol (longest match wins).
+
+        Example: ``model.initial_symbols("▁ab")`` -> ``[('▁', False), ('a', False), ('b', False)]``
+        """
+        if not self._user_by_first:
+            return [(ch, False) for ch in text]
+        out = []
+        pos, n = 0, len(text)
+        while pos < n:
+            for symbol in self._user_by_first.get(text[pos], ()):
+                if text.startswith(symbol, pos):
+                    out.append((symbol, True))
+                    pos += len(symbol)
+                    break
+            else:
+                out.append((text[pos], False))
+                pos += 1
+        return out
+
+    # -- step 2a: the textbook loop ---------------------------------------------
+    def merge_naive(self, text: str, trace: list | None = None) -> list[str]:
+        """Merge greedily by score, rescanning every pair after each merge (O(n²)).
+
+        Returns the final symbols (unused pieces already split back). With ``trace`` (a
+        list), appends one :class:`MergeStep` per merge, including the symbols afterwards.
+        Example: ``model.merge_naive("▁Hello")`` -> ``['▁Hello']``
+        """
+        start_symbols = self.initial_symbols(text)
+        symbols = [s for s, _ in start_symbols]
+        frozen = [f for _, f in start_symbols]
+        starts = []
+        pos = 0
+        for s in symbols:
+            starts.append(pos)
+            pos += len(s)
+        mergeable, scores = self.mergeable, self.scores
+        halves: dict[str, tuple[str, str]] = {}
+        step = 0
+        while True:
+            best = -1
+            best_score = 0.0
+            for i in range(len(symbols) - 1):
+                if frozen[i] or frozen[i + 1]:
+                    continue
+                index = mergeable.get(symbols[i] + symbols[i + 1])
+                # strictly greater: on a tie the leftmost pair keeps the lead
+                if index is not None and (best < 0 or scores[index] > best_score):
+                    best, best_score = i, scores[index]
+            if best < 0:
+                break
+            left, right = symbols[best], symbols[best + 1]
+            merged = left + right
+            if mergeable[merged] in self.unused:
+                halves[merged] = (left, right)
+            symbols[best : best + 2] = [merged]
+            frozen[best : best + 2] = [False]
+            del starts[best + 1]
+            step += 1
+            if trace is not None:
+                trace.append(MergeStep(step, starts[best], left, right, merged, best_score, tuple(symbols)))
+        return self._resegment_all(symbols, halves)
+
+    # -- step 2b: the priority queue, as sentencepiece runs it ------------------
+    def merge(self, text: str, trace: list | None = None) -> list[str]:
+        """Merge greedily by score with a priority queue (sentencepiece's algorithm).
+
+        Same result and same merge order as :meth:`merge_naive`. With ``trace``, appends
+        one :class:`MergeStep` per merge (``symbols`` left empty).
+        Example: ``model.merge("▁Hello▁world")`` -> ``['▁Hello', '▁world']``
+        """
+        start_symbols = self.initial_symbols(text)
+        n = len(start_symbols)
+        if n == 0:
+            return []
+        pieces = [s for s, _ in start_symbols]
+        frozen = [f for _, f in start_symbols]
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        mergeable, scores, unused = self.mergeable, self.scores, self.unused
+        halves: dict[str, tuple[str, str]] = {}
+        # heap entries: (-score, left, right, merged length); Python's heap is a min-heap,
+        # so the highest score comes first and, on a tie, the smallest left index
+        agenda: list[tuple[float, int, int, int]] = []
+        push = heapq.heappush
+
+        def add_pair(left: int, right: int) -> None:
+            if left < 0 or right < 0 or frozen[left] or frozen[right]:
+                return
+            piece = pieces[left] + pieces[right]
+            index = mergeable.get(piece)
+            if index is None:
+                return
+            push(agenda, (-scores[index], left, right, len(piece)))
+            if index in unused:
+                # like sentencepiece: remember the latest pair seen making this unused piece
+                halves[piece] = (pieces[left], pieces[right])
+
+        for i in range(1, n):
+            add_pair(i - 1, i)
+        starts = None
+        if trace is not None:
+            starts, pos = [], 0
+            for s in pieces:
+                starts.append(pos)
+                pos += len(s)
+        pop = heapq.heappop
+        step = 0
+        while agenda:
+            neg_score, left, right, size = pop(agenda)
+            left_piece, right_piece = pieces[left], pieces[right]
+            # stale: one side was merged away or grew since this entry was pushed
+            if not left_piece or not right_piece or len(left_piece) + len(right_piece) != size:
+                continue
+            merged = left_piece + right_piece
+            pieces[left] = merged
+            pieces[right] = ""
+            following = nxt[right]
+            nxt[left] = following
+            if following >= 0:
+                prv[following] = left
+            step += 1
+            if trace is not None:
+                trace.append(MergeStep(step, starts[left], left_piece, right_piece, merged, -neg_score))
+            add_pair(prv[left], left)
+            add_pair(left, following)
+        out = []
+        index = 0
+        while index >= 0:
+            out.append(pieces[index])
+            index = nxt[index]
+        return self._resegment_all(out, halves)
+
+    def _resegment_all(self, symbols: list[str], halves: dict[str, tuple[str, str]]) -> list[str]:
+        if not self.unused:
+            return symbols
+        out: list[str] = []
+        for symbol in symbols:
+            self._resegment(symbol, halves, out)
+        return out
+
+    def _resegment(self, symbol: str, halves: dict[str, tuple[str, str]], out: list[str]) -> None:
+        # an unused piece is never emitted: split it back into the pair that made it
+        index = self.piece_to_id.get(symbol)
+        if index is None or index not in self.unused or symbol not in halves:
+            out.append(symbol)
+            return
+        left, right = halves[symbol]
+        self._resegment(left, halves, out)
+        self._resegment(right, halves, out)
+
+    # -- step 3: pieces -> ids ----------------------------------------------------
+    def pieces_to_ids(self, symbols: Iterable[str]) -> list[tuple[int, int, int]]:
+        """Look up merged symbols: (id, start, end) with char offsets into the normalised
+        text. Unknown symbols become ``<0xNN>`` ids with byte fallback (each spanning its
+        character), else ``<unk>``, and a run of unknowns fuses into one ``<unk>``.
+
+        Example: ``model.pieces_to_ids(['▁', '🦙'])`` -> ``[(29871, 0, 1), (243, 1, 2), ...]``
+        """
+        lookup = self.piece_to_id
+        unk = self.unk_id
+        out: list[tuple[int, int, int]] = []
+        pos = 0
+        previous_unknown = False
+        for symbol in symbols:
+            end = pos + len(symbol)
+            index = lookup.get(symbol, unk)
+            if index is None:
+                raise LabkitError(f"SpmBpeModel: {symbol!r} is not in the vocabulary and the model has no unknown piece")
+            if index == unk:
+                if self.byte_fallback:
+                    for value in symbol.encode("utf-8", errors="surrogatepass"):
+                        byte_id = self.byte_ids[value]
+                        out.append((unk if byte_id is None else byte_id, pos, end))
+                elif previous_unknown:
+                    out[-1] = (unk, out[-1][1], end)
+                else:
+                    out.append((unk, pos, end))
+                previous_unknown = not self.byte_fallback
+            else:
+                out.append((index, pos, end))
+                previous_unknown = False
+            pos = end
+        return out
+
+    # -- the whole model step -----------------------------------------------------
+    def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
+        """Normalised text -> (id, start, end) per token. Example: ``model.encode_spans("▁a")`` -> ``[(263, 0, 2)]``"""
+        return self.pieces_to_ids(self.merge(text))
+
+    def encode(self, text: str) -> list[int]:
+        """Normalised text -> ids. Example: ``model.encode("▁Hello")`` -> ``[15043]`` (llama-spm)"""
+        return [index for index, _, _ in self.encode_spans(text)]
+
+    def pieces(self, text: str) -> list[str]:
+        """Normalised text -> token strings. Example: ``model.pieces("▁Hello")`` -> ``['▁Hello']``"""
+        return [self.tokens[index] for index, _, _ in self.encode_spans(text)]
+
+
+def chunk_rule(tokens: Sequence[str], token_types: Sequence[int]) -> str | None:
+    """Where normalised text can be cut into independent chunks without changing the result.
+
+    A merge never makes a piece that crosses a cut if no mergeable piece does, so:
+    ``"prefix"`` when no piece has a ``▁`` after another character (cut before each run of
+    ``▁``: llama, botchan), ``"suffix"`` when no piece has a character after a ``▁`` (cut
+    after each run), else None (do not cut). Cutting lets an engine cache whole words.
+    Example: ``chunk_rule(["▁the", "a"], [1, 1])`` -> ``'prefix'``
+    """
+    prefix_ok = suffix_ok = True
+    for piece, kind in zip(tokens, token_types):
+        if kind not in MERGEABLE_TYPES or SPACE not in piece:
+            continue
+        core = piece.lstrip(SPACE)
+        if SPACE in core:
+            prefix_ok = False
+        core = piece.rstrip(SPACE)
+        if SPACE in core:
+            suffix_ok = False
+        if not prefix_ok and not suffix_ok:
+            return None
+    return "prefix" if prefix_ok else "suffix"
