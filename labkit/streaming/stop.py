@@ -339,7 +339,7 @@ class StopSequenceDecoder:
         self.config = config
         self.skip_special_tokens = bool(skip_special_tokens)
         self.prompt_ids = tuple(prompt_ids)
-        size = tok.vocab_size
+        size = self._vocab_size = tok.vocab_size
         for name in ("stop_tokens", "visible_stop_tokens", "eos_token_ids"):
             for i in getattr(config, name):
                 if not 0 <= i < size:
@@ -375,8 +375,10 @@ class StopSequenceDecoder:
         """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
         if self.stop_reason is not None:
             return _STOPPED
-        if isinstance(token_id, bool) or not isinstance(token_id, int):
-            raise LabkitError(f"StopSequenceDecoder: token id must be an int, got {token_id!r}")
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < self._vocab_size:
+            raise LabkitError(
+                f"StopSequenceDecoder: token {self.tokens_seen} is {token_id!r}, not an id of {self.tok.name} (vocab size {self._vocab_size})"
+            )
         index = self.tokens_seen
         self.tokens_seen += 1
         check = index >= self.config.min_tokens
