@@ -69,7 +69,7 @@ O200K = "|".join(
         r"""\s+""",
     ]
 )
-# tiktoken's own spellings (possessive quantifiers: same result, less backtracking).
+# tiktoken's own spellings (possessive quantifiers, and "$" meaning end of text as in Rust).
 R50K_TIKTOKEN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 CL100K_TIKTOKEN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
@@ -92,6 +92,16 @@ _DEEPSEEK_CASED = (
     "\uAB70-\uABBF\uFB00-\uFB06\uFB13-\uFB17\uFF21-\uFF3A\uFF41-\uFF5A\U00010400"
     "-\U0001044F\U000104B0-\U000104D3\U000104D8-\U000104FB\U00010C80-\U00010CB2"
     "\U00010CC0-\U00010CF2\U000118A0-\U000118DF\U0001E900-\U0001E943"
+)
+# The same two splits spelled so that Python's `regex` and Oniguruma (inside tokenizers) both
+# run them as tiktoken does: no possessive quantifiers (Oniguruma reads "{1,3}+" as a repeat
+# of a repeat), and "end of text" written as (?![\s\S]) because "$" also matches before a
+# newline in both engines. Note cl100k is NOT Llama-3's split: "\s+(?![\s\S])" keeps
+# "\n " at the end of a text as one piece, where Llama-3 cuts "\n" + " ".
+R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?![\s\S])|\s+(?!\S)|\s"""
+CL100K = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s+(?![\s\S])|\s*[\r\n]|\s+(?!\S)|\s"""
 )
 # DeepSeek LLM (7B/67B): newlines alone, Latin-ish words, ASCII/fullwidth punctuation,
 # trailing spaces, CJK/Hangul runs, numbers.
@@ -138,6 +148,7 @@ class PreTokenizerSpec:
     aliases: tuple[str, ...] = ()
     family: str = ""   # llama.cpp's LLAMA_VOCAB_PRE_TYPE_* this name maps to
     note: str = ""
+    tiktoken_pattern: str | None = None  # tiktoken's pat_str verbatim, where it is a tiktoken encoding
     _compiled: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -251,12 +262,13 @@ _SPECS = [
           note="BLOOM: cut only at whitespace and a few punctuation marks"),
     _spec("viking", (BLOOM, r"\p{N}"), family="VIKING", note="as bloom, plus single digits"),
     # tiktoken's encodings, under their own names
-    _spec("r50k", R50K_TIKTOKEN, aliases=("r50k_base", "p50k", "p50k_base", "p50k_edit"), family="GPT2",
-          note="tiktoken r50k/p50k pat_str (same split as gpt-2)"),
-    _spec("cl100k", CL100K_TIKTOKEN, aliases=("cl100k_base",), family="LLAMA3",
-          note="tiktoken cl100k_base pat_str"),
+    _spec("r50k", R50K, aliases=("r50k_base", "p50k", "p50k_base", "p50k_edit"), family="GPT2",
+          tiktoken_pattern=R50K_TIKTOKEN, note="tiktoken r50k/p50k split (the same as gpt-2's)"),
+    _spec("cl100k", CL100K, aliases=("cl100k_base",), family="LLAMA3",
+          tiktoken_pattern=CL100K_TIKTOKEN,
+          note="tiktoken cl100k_base split; differs from llama3 on whitespace after a newline at the end"),
     _spec("o200k", O200K, aliases=("o200k_base", "o200k_harmony"), family="GPT4O",
-          note="tiktoken o200k_base pat_str"),
+          tiktoken_pattern=O200K, note="tiktoken o200k_base split (the same as gpt-4o's)"),
 ]
 
 PRE_TOKENIZERS: dict[str, PreTokenizerSpec] = {spec.name: spec for spec in _SPECS}
