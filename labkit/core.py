@@ -277,7 +277,9 @@ class Tokenizer:
 
     @property
     def chat_template(self) -> str | None:
-        return self._chat_template_override or self.vocab.chat_template
+        from labkit.chat import chat_template_of  # the loading priority lives in labkit.chat
+
+        return chat_template_of(self)
 
     @chat_template.setter
     def chat_template(self, value: str | None) -> None:
