@@ -153,11 +153,11 @@ class SpmBpeTokenizer(LabkitTokenizer):
 
     # -- decode -------------------------------------------------------------------
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        if skip_special_tokens:
-            ids = self._drop_special(ids)
         if self.decode_style == "hf":
+            if skip_special_tokens:
+                ids = self._drop_special(ids)
             return self._decode_like_tokenizers(ids)
-        return self._decode_like_sentencepiece(ids)
+        return self._decode_like_sentencepiece(ids, skip_special_tokens)
 
     def _decode_like_tokenizers(self, ids: list[int]) -> str:
         """tokenizers' chain: Replace('▁', ' '), ByteFallback, Fuse, Strip one space."""
@@ -184,14 +184,16 @@ class SpmBpeTokenizer(LabkitTokenizer):
             return text[1:] if text.startswith(" ") else text
         return text
 
-    def _decode_like_sentencepiece(self, ids: list[int]) -> str:
-        """sentencepiece's Decode on each run between special tokens, which are spelled out."""
+    def _decode_like_sentencepiece(self, ids: list[int], skip_special_tokens: bool) -> str:
+        """sentencepiece's Decode on each run between special tokens, which are spelled out
+        (or skipped: the run still ends there, as in the sentencepiece reference engine)."""
         out: list[str] = []
         run: list[int] = []
         for i in ids:
             if self.is_special_id(i):
                 self._flush_run(run, out)
-                out.append(self.vocab.tokens[i])
+                if not skip_special_tokens:
+                    out.append(self.vocab.tokens[i])
             else:
                 run.append(i)
         self._flush_run(run, out)
