@@ -63,6 +63,11 @@ def run(name: str = "qwen2", engine: str = "hf", n_requests: int = 200, seed: in
             if label == "L0+L1":
                 row["L0_hit"] = stats["l0"]["hit_rate"]
                 row["L1_hit"] = stats["l1"]["hit_rate"]
+            if label == "L1":
+                # the share of tokens served from cached prefixes: hit rates alone flatter a
+                # cache whose hits are tiny prefixes such as a lone <|im_start|>
+                reused, encoded = stats["prefix_tokens_reused"], stats["tokens_encoded"]
+                row["L1_reuse"] = reused / max(1, reused + encoded)
         row["identical"] = identical
         rows.append(row)
     return rows
@@ -79,5 +84,5 @@ def main(argv=None) -> int:
     rows = run(args.name, args.engine, args.requests, args.seed, repeat=args.repeat)
     print(f"tokenization cache over engine={args.engine} on {args.name}, {args.requests} requests per workload")
     print(table(rows, ["workload", "prefix_share", "uncached_ops", "L0_ops", "L1_ops", "L0+L1_ops",
-                       "L0_x", "L1_x", "L0+L1_x", "L0_hit", "L1_hit", "identical"]))
+                       "L0_x", "L1_x", "L0+L1_x", "L0_hit", "L1_hit", "L1_reuse", "identical"]))
     return 0 if all(r["identical"] for r in rows) else 1

@@ -14,6 +14,8 @@ Example: ``SafeBoundaries(tok).cut_points("<|im_start|>user\\nhi<|im_end|>")`` -
 """
 from __future__ import annotations
 
+import weakref
+
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import AddedToken, Tokenizer
 
@@ -29,8 +31,25 @@ def _overlaps(a: str, b: str) -> bool:
     return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
 
 
+# probing costs a few hundred encodes; done once per tokenizer object
+_SAFE_BY_TOKENIZER: "weakref.WeakKeyDictionary[Tokenizer, list[AddedToken]]" = weakref.WeakKeyDictionary()
+
+
 def safe_added_tokens(tok: Tokenizer) -> list[AddedToken]:
     """The added tokens after which a text may be cut (by their flags, then by probing)."""
+    try:
+        return list(_SAFE_BY_TOKENIZER[tok])
+    except (KeyError, TypeError):
+        pass
+    safe = _find_safe_added_tokens(tok)
+    try:
+        _SAFE_BY_TOKENIZER[tok] = safe
+    except TypeError:
+        pass
+    return list(safe)
+
+
+def _find_safe_added_tokens(tok: Tokenizer) -> list[AddedToken]:
     added = list(getattr(getattr(tok, "vocab", None), "added_tokens", []) or [])
     candidates = [
         a for a in added
