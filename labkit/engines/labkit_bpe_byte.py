@@ -18,6 +18,8 @@ Example: ``labkit.load("gpt2", engine="labkit").encode("Hello world").ids`` -> `
 """
 from __future__ import annotations
 
+import unicodedata
+
 from labkit.algorithms.bpe import (
     MergeTrace,
     bpe_heap,
@@ -101,7 +103,7 @@ class ByteLevelBPE(LabkitTokenizer):
             self.ignore_merges = True
         else:
             raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
-        self._cache: dict[str, tuple[tuple[int, ...], tuple[tuple[int, int], ...]]] = {}
+        self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}
 
     # -- one word ------------------------------------------------------------
@@ -169,7 +171,8 @@ class ByteLevelBPE(LabkitTokenizer):
                 end = pos + len(self.id_bytes[token])
                 spans.append((char_of[pos], char_of[end - 1] + 1))
                 pos = end
-        entry = (tuple(ids), tuple(spans))
+        # a one-token word (the common case) is cached as its bare id: its span is the word
+        entry = ids[0] if len(ids) == 1 else tuple((t, s, e) for t, (s, e) in zip(ids, spans))
         if len(self._cache) >= CACHE_MAX_ENTRIES:
             self._cache.clear()
         self._cache[word] = entry
@@ -183,11 +186,9 @@ class ByteLevelBPE(LabkitTokenizer):
     # -- LabkitTokenizer -----------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
         mapping = None
-        if self.nfc:
-            normalized, mapping = nfc_with_offsets(text)
-            if normalized == text:
-                mapping = None
-            text = normalized
+        if self.nfc and not unicodedata.is_normalized("NFC", text):
+            # only a text that NFC changes pays for the offset map
+            text, mapping = nfc_with_offsets(text)
         out: list[tuple[int, int, int]] = []
         append = out.append
         cache = self._cache
@@ -196,13 +197,13 @@ class ByteLevelBPE(LabkitTokenizer):
             entry = cache.get(word)
             if entry is None:
                 entry = self._word_entry(word)
-            ids, spans = entry
-            if len(ids) == 1:
-                append((ids[0], pos + spans[0][0], pos + spans[0][1]))
+            end = pos + len(word)
+            if entry.__class__ is int:
+                append((entry, pos, end))
             else:
-                for token, (s, e) in zip(ids, spans):
+                for token, s, e in entry:
                     append((token, pos + s, pos + e))
-            pos += len(word)
+            pos = end
         if mapping is not None:
             out = [(t, mapping[s][0], mapping[e - 1][1]) for t, s, e in out]
         return out
