@@ -10,8 +10,11 @@ Introduced in notebook ``00_tour``; the readers in ``11_factory_formats_hub``.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
+
+from labkit import metrics as _metrics
 
 # ----------------------------------------------------------------------------- errors
 
@@ -229,7 +232,12 @@ class Tokenizer:
         """Text -> Encoding. ``parse_special`` matches special-token spellings as single ids."""
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
-        return self._encode(text, bool(add_special_tokens), bool(parse_special))
+        if not _metrics.ENABLED:
+            return self._encode(text, bool(add_special_tokens), bool(parse_special))
+        started = time.perf_counter()
+        enc = self._encode(text, bool(add_special_tokens), bool(parse_special))
+        _metrics.record_encode(self, time.perf_counter() - started, len(enc.ids), len(text))
+        return enc
 
     def encode_batch(self, texts: Iterable[str], **kwargs) -> list[Encoding]:
         """Encode each text; same keyword arguments as :meth:`encode`."""
@@ -240,7 +248,12 @@ class Tokenizer:
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
         """Ids -> text; invalid UTF-8 becomes U+FFFD. Unknown ids raise LabkitError."""
         ids = self._check_ids(ids)
-        return self._decode(ids, bool(skip_special_tokens))
+        if not _metrics.ENABLED:
+            return self._decode(ids, bool(skip_special_tokens))
+        started = time.perf_counter()
+        text = self._decode(ids, bool(skip_special_tokens))
+        _metrics.record_decode(self, time.perf_counter() - started)
+        return text
 
     @property
     def vocab_size(self) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import blake3
 
+from labkit import metrics
 from labkit.cache.boundaries import SafeBoundaries
 from labkit.cache.fingerprint import tokenizer_fingerprint
 from labkit.cache.lru import LruStore
@@ -101,6 +102,7 @@ class CachedTokenizer(Tokenizer):
         if self.l0 is not None:
             key = (self.fingerprint, text, add_special_tokens, parse_special)
             hit = self.l0.get(key)
+            metrics.record_cache_lookup(self, "l0", hit is not None)
             if hit is not None:
                 return Encoding(list(hit.ids), list(hit.tokens), list(hit.offsets))
         if self.l1 is not None:
@@ -174,6 +176,8 @@ class CachedTokenizer(Tokenizer):
                     break
         if prefix is None and cuts:
             self.l1.get(b"")  # count the miss
+        if cuts:
+            metrics.record_cache_lookup(self, "l1", prefix is not None)
         ids = list(prefix.ids) if prefix else []
         tokens = list(prefix.tokens) if prefix else []
         offsets = list(prefix.offsets) if prefix else []
