@@ -75,6 +75,10 @@ class HFTokenizer(Tokenizer):
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         try:
+            if self.vocab.model == MODEL_UNIGRAM and self.vocab.format != "hf_json":
+                # the backend's Unigram spells hidden pieces (<unk>) as placeholders: decode the vocab's spellings
+                keep = [i for i in ids if not (skip_special_tokens and self.is_special_id(i))]
+                return self.backend.decoder.decode([self.vocab.tokens[i] for i in keep])
             return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
         except Exception as exc:
             raise LabkitError(f"{self.name}: tokenizers could not decode: {exc}") from None
@@ -95,7 +99,7 @@ def build(vocab: VocabData) -> HFTokenizer:
             backend = _sentencepiece_like(vocab, unigram=False)
         elif vocab.model == MODEL_UNIGRAM:
             backend = _sentencepiece_like(vocab, unigram=True)
-            if any(t in _NOT_IN_LATTICE for t in vocab.token_types):
+            if TOKEN_CONTROL in vocab.token_types:
                 plain = _sentencepiece_like(vocab, unigram=True, hide_controls=True)
         elif vocab.model == MODEL_WORDPIECE:
             backend = _wordpiece(vocab)
@@ -296,7 +300,9 @@ def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
 
 
 # sentencepiece never puts these pieces in its lattice; tokenizers' Unigram would match their spelling
-_NOT_IN_LATTICE = (TOKEN_CONTROL, TOKEN_UNUSED)
+# (unknown and unused pieces are never added tokens, so they are hidden in both twins;
+# control pieces must keep their spelling where they are matched as added tokens)
+_NOT_IN_LATTICE = (TOKEN_UNKNOWN, TOKEN_UNUSED)
 
 
 def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool = False) -> tokenizers.Tokenizer:
@@ -310,9 +316,9 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
         if vocab.scores is None:
             raise EngineUnavailable(f"{vocab.name}: Unigram needs scores")
         pieces = list(vocab.tokens)
-        if hide_controls:
-            # same ids, but spellings no text can produce (U+FFFE is a noncharacter)
-            pieces = [f"\ufffe{i}\ufffe" if t in _NOT_IN_LATTICE else p for i, (p, t) in enumerate(zip(pieces, vocab.token_types))]
+        hidden = (*_NOT_IN_LATTICE, TOKEN_CONTROL) if hide_controls else _NOT_IN_LATTICE
+        # same ids, but spellings no text can produce (U+FFFE is a noncharacter)
+        pieces = [f"\ufffe{i}\ufffe" if t in hidden else p for i, (p, t) in enumerate(zip(pieces, vocab.token_types))]
         model = models.Unigram(list(zip(pieces, vocab.scores)), unk_id, byte_fallback)
     else:
         merges = vocab.merges if vocab.merges is not None else spm_merges_from_scores(vocab)
@@ -329,7 +335,8 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
         steps.append(normalizers.Precompiled(norm["charsmap"]))
     if norm.get("remove_extra_whitespaces", False):
         # sentencepiece drops leading/trailing spaces and squeezes runs, after the charsmap
-        steps.append(normalizers.Replace(Regex("^ +| +$"), ""))
+        # \A and \z: in Oniguruma ^ and $ match at every line break
+        steps.append(normalizers.Replace(Regex(r"\A +| +\z"), ""))
         steps.append(normalizers.Replace(Regex(" {2,}"), " "))
     suffix = bool(norm.get("treat_whitespace_as_suffix", False))
     if norm.get("add_dummy_prefix", True):
