@@ -3,6 +3,7 @@ and tiktoken on every shipped vector and on hypothesis text."""
 from __future__ import annotations
 
 import random
+import unicodedata
 import unittest.mock
 
 import pytest
@@ -154,8 +155,12 @@ def test_hypothesis_text_against_tokenizers(engines, references, text):
         assert got.ids == ref.encode(text, parse_special=False).ids, name
         assert tok.encode(text, parse_special=True).ids == ref.encode(text, parse_special=True).ids, name
         assert tok.decode(got.ids) == ref.decode(got.ids)
-        assert len(got.offsets) == len(got.ids)
         assert all(0 <= s <= e <= len(text) for s, e in got.offsets)
+        if unicodedata.is_normalized("NFC", text) or name == "gpt2":
+            # offsets agree too (NFC-changed text aligns more coarsely here: whole chunks)
+            assert got.offsets == ref.encode(text, parse_special=False).offsets, name
+        else:
+            assert len(got.offsets) == len(got.ids)
 
 
 def test_cl100k_vectors_against_tiktoken(cl100k):
