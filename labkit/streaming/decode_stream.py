@@ -55,6 +55,8 @@ def check_id(tok: Tokenizer, token_id) -> int:
 
     Example: ``check_id(tok, 42)`` -> ``42``
     """
+    if type(token_id) is int and 0 <= token_id < tok.vocab_size:
+        return token_id  # the common case, checked cheaply
     if isinstance(token_id, bool):
         raise LabkitError(f"{tok.name}: token id {token_id!r} is a bool, not an int")
     try:
@@ -74,6 +76,21 @@ def check_tokenizer(tok) -> Tokenizer:
     if not callable(getattr(tok, "decode", None)) or not hasattr(tok, "vocab_size"):
         raise LabkitError(f"a stream needs a labkit Tokenizer, got {type(tok).__name__}")
     return tok
+
+
+def raw_decoder(tok: Tokenizer, skip_special_tokens: bool):
+    """A function ``ids -> text`` for ids already checked: ``tok.decode`` without re-checking them.
+
+    When ``tok`` keeps the base class's ``decode`` (which only checks the ids, then calls the
+    engine's ``_decode``), the check is skipped; a stream checks each id once, on arrival.
+
+    Example: ``raw_decoder(tok, False)([9707])`` -> ``'Hello'``
+    """
+    skip = bool(skip_special_tokens)
+    if isinstance(tok, Tokenizer) and type(tok).decode is Tokenizer.decode:
+        engine_decode = tok._decode
+        return lambda ids: engine_decode(ids, skip)
+    return lambda ids: tok.decode(ids, skip_special_tokens=skip)
 
 
 # ----------------------------------------------------------------------------- decoder probe
@@ -116,6 +133,92 @@ def run_sensitive_byte_ids(tok: Tokenizer) -> frozenset[int]:
     return result
 
 
+_CONCAT_PROBE = "Hello world, it's  a test .\n\tÉté 🫨 中文 don't ( x ) !  \n\n  end"
+_CONCAT_PROBES: "weakref.WeakKeyDictionary[Tokenizer, bool]" = weakref.WeakKeyDictionary()
+
+
+def is_concatenative(tok: Tokenizer) -> bool:
+    """True if ``decode`` of ids is the concatenation of each id decoded alone, on a probe text.
+
+    Byte-level BPE (GPT-2, Qwen2, cl100k) decodes by joining the bytes of the tokens, so a
+    token whose bytes are whole characters reads the same alone as in context. SentencePiece
+    (a word-initial ``▁`` is dropped at the start of a decode) and WordPiece (``##`` joins)
+    are not. For a concatenative decoder a stream can emit such a token's own text at once.
+
+    Example: ``is_concatenative(labkit.load("gpt2"))`` -> ``True``
+    """
+    try:
+        return _CONCAT_PROBES[tok]
+    except (KeyError, TypeError):
+        pass
+    try:
+        ids = list(tok.encode(_CONCAT_PROBE, parse_special=False).ids)
+        alone = [tok.decode([i]) for i in ids]
+        clean = [REPLACEMENT not in a and a != "" for a in alone]
+        result = len(ids) > 8 and tok.decode(ids) == _CONCAT_PROBE
+        # every adjacent pair of ids that are whole characters on their own must concatenate
+        result = result and all(
+            tok.decode(ids[k : k + 2]) == alone[k] + alone[k + 1]
+            for k in range(len(ids) - 1)
+            if clean[k] and clean[k + 1]
+        )
+    except LabkitError:
+        result = False
+    try:
+        _CONCAT_PROBES[tok] = result
+    except TypeError:
+        pass
+    return result
+
+
+# ----------------------------------------------------------------------------- safe split
+
+
+def find_safe_split(decode, ids: list[int], text: str, *, lo: int, min_head: int = 0, blocked=None):
+    """Find a split ``b`` of ``ids`` (``lo < b``) after which no later id can change the text before it.
+
+    ``text`` is ``decode(ids)``. A split is safe when ``decode(ids[:b]) + decode(ids[b:])``
+    is exactly ``text`` (decoding restarts cleanly at ``b``: no character, leading space or
+    ``##`` join spans it) and ``decode(ids[b:])`` has at least ``SAFE_TAIL_CHARS`` chars, more
+    than an unfinished character (at most 3 bytes) can render as. The newest splits with a
+    long enough tail are tried first, at most ``MAX_HELD`` of them. Returns
+    ``(b, decode(ids[:b]))`` or None.
+
+    Example: ``find_safe_split(tok.decode, ids, tok.decode(ids), lo=0)`` -> ``(7, '...')``
+    """
+    tried = 0
+    for b in range(len(ids) - 1, lo, -1):
+        if blocked is not None and blocked(b):
+            continue
+        tail = decode(ids[b:])
+        if len(tail) < SAFE_TAIL_CHARS:
+            continue
+        head = decode(ids[:b])
+        if head + tail == text and len(head) >= min_head:
+            return b, head
+        tried += 1
+        if tried >= MAX_HELD:
+            break
+    return None
+
+
+def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset: int = INITIAL_OFFSET) -> int:
+    """Where a stream's first window starts in the prompt: ``offset`` ids back, further if blind.
+
+    The servers start 5 ids back. Two cases need more: a run-sensitive decoder must see the
+    whole ``<0xNN>`` run the prompt ends in, and context that decodes to nothing (skipped
+    special tokens) cannot tell whether the first new word starts with a space.
+
+    Example: ``initial_window_start(list(range(12)), tok.decode)`` -> ``7``
+    """
+    start = max(0, len(prompt) - offset)
+    while start > 0 and prompt[start] in byte_ids and prompt[start - 1] in byte_ids:
+        start -= 1
+    while start > 0 and decode(prompt[start:]) == "":
+        start = max(0, start - offset)
+    return start
+
+
 # ----------------------------------------------------------------------------- the stream
 
 
@@ -124,7 +227,9 @@ class DecodeStream:
 
     Joined, the chunks of every ``step`` plus ``flush()`` equal
     ``tok.decode(prompt + ids)[len(tok.decode(prompt)):]``. Each step decodes a window of a
-    few ids only, so the cost per id does not grow with the length of the output.
+    few ids only, so the cost per id does not grow with the length of the output. Decodes
+    of windows of up to three ids are remembered (the window is all a decode depends on),
+    which spares most calls into the engine on ordinary text.
 
     Introduced in notebook ``08_incremental_detokenization``.
 
@@ -137,36 +242,54 @@ class DecodeStream:
         if isinstance(prompt_ids, (str, bytes)):
             raise LabkitError(f"{tok.name}: prompt_ids must be a sequence of ids, not {type(prompt_ids).__name__}")
         prompt = [check_id(tok, i) for i in prompt_ids]
+        self._raw = raw_decoder(tok, self.skip_special_tokens)
+        self._memo: dict[tuple[int, ...], str] = {}
         self._byte_ids = run_sensitive_byte_ids(tok)
-        self.decode_calls = 0  # how many decode() calls, how many ids they read, the widest window
-        self.decoded_ids = 0
-        self.max_window = 0
-        start = max(0, len(prompt) - INITIAL_OFFSET)
+        self._alone: dict[int, str] = {}  # id -> its text decoded alone (concatenative decoders)
+        self._concat = is_concatenative(tok) and not self._byte_ids
+        self._vocab_size = tok.vocab_size
+        self.max_window = 0  # the widest window any decode has read (per-call work)
         # only ids[prefix_offset:] are kept; offsets below are relative to that window
-        self._ids: list[int] = prompt[start:]
+        self._ids: list[int] = prompt[initial_window_start(prompt, self._decode, self._byte_ids):]
         self._read = len(self._ids)
         self._prefix_text = self._decode(self._ids)
-        self._open_run = bool(self._ids) and self._ids[-1] in self._byte_ids
+        self._open_run = any(i in self._byte_ids for i in self._ids[-1:])
         self._next_settle = 0
 
     # -- public -----------------------------------------------------------------
     def step(self, token_id: int) -> str | None:
         """Add one id; return the text it completes, or None while the text may still change."""
-        token_id = check_id(self.tok, token_id)
-        self._ids.append(token_id)
+        if not (type(token_id) is int and 0 <= token_id < self._vocab_size):
+            token_id = check_id(self.tok, token_id)
+        ids = self._ids
+        if self._concat and self._read == len(ids):
+            # fast path: nothing held, and a token whose text is whole characters reads the same
+            # alone as after the window, so the diff is its own text (see is_concatenative)
+            alone = self._alone.get(token_id)
+            if alone is None:
+                alone = self._alone[token_id] = self._raw([token_id])
+            if alone and REPLACEMENT not in alone and self._prefix_text[-1:] != REPLACEMENT:
+                self._ids = [token_id]
+                self._read = 1
+                self._prefix_text = alone
+                return alone
+        ids.append(token_id)
         if self._byte_ids:
             self._track_run(token_id)
-        text = self._decode(self._ids)
+        memo = self._memo
+        text = memo.get(tuple(ids)) if len(ids) <= 3 else None  # the usual case, inlined
+        if text is None:
+            text = self._decode(ids)
         prefix_len = len(self._prefix_text)
-        if len(text) > prefix_len and not text.endswith(REPLACEMENT) and not self._open_run:
-            new_text = text[prefix_len:]
-            # the window now starts where the last emitted chunk started
-            self._ids = self._ids[self._read:]
-            self._read = len(self._ids)
-            self._prefix_text = self._decode(self._ids)
+        if len(text) > prefix_len and text[-1] != REPLACEMENT and not self._open_run:
+            # emit; the window now starts where this chunk's ids start
+            del ids[: self._read]
+            self._read = len(ids)
+            prefix = memo.get(tuple(ids)) if len(ids) <= 3 else None
+            self._prefix_text = self._decode(ids) if prefix is None else prefix
             self._next_settle = 0
-            return new_text or None
-        if len(self._ids) - self._read > MAX_HELD:
+            return text[prefix_len:]
+        if len(ids) - self._read > MAX_HELD:
             return self._settle_held(text)
         return None
 
@@ -187,7 +310,7 @@ class DecodeStream:
             return None
         text = self._decode(self._ids)
         new_text = text[len(self._prefix_text):]
-        self._ids = self._ids[self._read:]
+        del self._ids[: self._read]
         self._read = len(self._ids)
         self._prefix_text = self._decode(self._ids)
         self._open_run = False
@@ -199,6 +322,16 @@ class DecodeStream:
         """Ids stepped but whose text has not been emitted yet."""
         return list(self._ids[self._read:])
 
+    @property
+    def window(self) -> list[int]:
+        """The ids the next step will decode, before the new one: ``ids[prefix_offset:]``."""
+        return list(self._ids)
+
+    @property
+    def prefix_text(self) -> str:
+        """``decode(ids[prefix_offset:read_offset])``: the emitted text the next diff is taken against."""
+        return self._prefix_text
+
     def __repr__(self) -> str:
         return (
             f"<labkit.DecodeStream {self.tok.name} window={len(self._ids)} held={len(self._ids) - self._read} "
@@ -207,11 +340,22 @@ class DecodeStream:
 
     # -- internals ---------------------------------------------------------------
     def _decode(self, ids: list[int]) -> str:
-        self.decode_calls += 1
-        self.decoded_ids += len(ids)
-        if len(ids) > self.max_window:
-            self.max_window = len(ids)
-        return self.tok.decode(ids, skip_special_tokens=self.skip_special_tokens)
+        size = len(ids)
+        if size > self.max_window:
+            self.max_window = size
+        if size > 3:
+            return self._raw(ids)
+        key = tuple(ids)
+        text = self._memo.get(key)
+        if text is None:
+            if len(self._memo) >= 1 << 16:
+                self._memo.clear()  # bounded memory; the common pairs come back quickly
+            text = self._memo[key] = self._raw(ids)
+        return text
+
+    def _is_silent(self, token_id: int) -> bool:
+        # a skipped special token is removed before the decoder runs
+        return self.skip_special_tokens and self._decode([token_id]) == ""
 
     def _track_run(self, token_id: int) -> None:
         # the run goes on through a silent id, and ends at any other id that is not a byte piece
@@ -219,6 +363,16 @@ class DecodeStream:
             self._open_run = True
         elif not self._is_silent(token_id):
             self._open_run = False
+
+    def _run_open_at(self, b: int) -> bool:
+        # does a byte piece come last before b (skipping silent ids), so that the run goes on?
+        for i in range(b - 1, -1, -1):
+            token_id = self._ids[i]
+            if token_id in self._byte_ids:
+                return True
+            if not self._is_silent(token_id):
+                return False
+        return False
 
     def _settle_held(self, text: str) -> str | None:
         """Emit the part of a long held tail that can no longer change, and shrink the window.
@@ -231,45 +385,25 @@ class DecodeStream:
             return None  # tried recently; try again after MAX_HELD more ids (amortised O(1))
         self._next_settle = len(self._ids) + MAX_HELD
         prefix_len = len(self._prefix_text)
-        if text == self._prefix_text:
-            # silent ids: restart as if the ids so far were a prompt (INITIAL_OFFSET of context)
-            self._ids = self._ids[-INITIAL_OFFSET:]
-            self._read = len(self._ids)
-            self._prefix_text = self._decode(self._ids)
+        if text == self._prefix_text and not self._open_run:
+            # the held ids add nothing, even in context: drop them from the window
+            del self._ids[self._read:]
             self._next_settle = 0
             return None
-        ids = self._ids
-        # newest split point first; b is safe when the window text is exactly
-        # decode(ids[:b]) + decode(ids[b:]) and the second part is longer than any
-        # unfinished character can render, so no later id can reach back past b
-        for b in range(len(ids) - 1, max(self._read, len(ids) - MAX_HELD - 1), -1):
-            if self._byte_ids and self._run_open_at(b):
-                continue  # a run-sensitive decoder may still re-render the bytes before b
-            tail = self._decode(ids[b:])
-            if len(tail) < SAFE_TAIL_CHARS:
-                continue
-            head = self._decode(ids[:b])
-            if head + tail != text or len(head) < prefix_len:
-                continue
-            new_text = head[prefix_len:]
-            # decoding restarts cleanly at b: keep the window from b, with no prefix text
-            self._ids = ids[b:]
-            self._read = 0
-            self._prefix_text = ""
-            self._next_settle = 0
-            return new_text or None
-        return None
-
-    def _is_silent(self, token_id: int) -> bool:
-        # a skipped special token is removed before the decoder runs
-        return self.skip_special_tokens and self.tok.decode([token_id], skip_special_tokens=True) == ""
-
-    def _run_open_at(self, b: int) -> bool:
-        # does a byte piece come last before b (skipping silent ids), so that the run goes on?
-        for i in range(b - 1, -1, -1):
-            token_id = self._ids[i]
-            if token_id in self._byte_ids:
-                return True
-            if not self._is_silent(token_id):
-                return False
-        return False
+        found = find_safe_split(
+            self._decode,
+            self._ids,
+            text,
+            lo=self._read,
+            min_head=prefix_len,
+            blocked=self._run_open_at if self._byte_ids else None,
+        )
+        if found is None:
+            return None
+        b, head = found
+        # decoding restarts cleanly at b: keep the window from b, with no prefix text
+        del self._ids[:b]
+        self._read = 0
+        self._prefix_text = ""
+        self._next_settle = 0
+        return head[prefix_len:] or None

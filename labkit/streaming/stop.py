@@ -49,7 +49,7 @@ __all__ = [
 # ----------------------------------------------------------------------------- outputs
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs twice as much, once per token
 class Text:
     """Text released to the reader (never empty from ``process_token``). Example: ``Text("Hello test")``"""
 
@@ -69,7 +69,7 @@ class Stopped:
     """Generation has stopped and there is no text left to show. Example: ``Stopped()``"""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StoppedWithText:
     """Generation has stopped; this is the last text to show (a released jail, a visible stop).
 
@@ -212,22 +212,27 @@ class StopStringMatcher:
             return "", self.stopped
         if not text:
             return "", None
-        held = len(self.jail)
-        combined = self.jail + text if held else text
         automaton = self.automaton
-        state, end, pattern = automaton.scan(self.state, combined, held)
+        state, end, pattern = automaton.advance(self.state, text)
         while end >= 0 and not check:
             # a suppressed match: keep scanning; the automaton carries on as if nothing happened
-            state, end, pattern = automaton.scan(state, combined, end)
+            state, end, pattern = automaton.scan(state, text, end)
+        jail = self.jail
         if end >= 0:
             stop = self._patterns[pattern]
             visible = self._visible[pattern]
             self.stopped = StopReason("string", stop, visible)
             self.state, self.jail = ROOT, ""
-            return combined[: end if visible else end - len(stop)], self.stopped
-        keep = automaton.hold_length(state)
+            # the match may start inside the jail: cut the jail and the chunk as one text
+            return (jail + text)[: len(jail) + (end if visible else end - len(stop))], self.stopped
         self.state = state
-        cut = len(combined) - keep
+        if state == ROOT:  # the common case: nothing can grow into a stop, release everything
+            if jail:
+                self.jail = ""
+                return jail + text, None
+            return text, None
+        combined = jail + text if jail else text
+        cut = len(combined) - automaton.hold_length(state)
         self.jail = combined[cut:]
         return combined[:cut], None
 
@@ -339,7 +344,7 @@ class StopSequenceDecoder:
         self.config = config
         self.skip_special_tokens = bool(skip_special_tokens)
         self.prompt_ids = tuple(prompt_ids)
-        size = self._vocab_size = tok.vocab_size
+        size = tok.vocab_size
         for name in ("stop_tokens", "visible_stop_tokens", "eos_token_ids"):
             for i in getattr(config, name):
                 if not 0 <= i < size:
@@ -348,6 +353,7 @@ class StopSequenceDecoder:
         self._eos_ids = frozenset(config.eos_token_ids)
         self._visible_ids = frozenset(config.visible_stop_tokens)
         self._token_stops = self._hidden_ids | self._eos_ids | self._visible_ids
+        self._min_tokens = config.min_tokens
         self._stream_class = DecodeStream
         self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
         self.reset()
@@ -375,16 +381,17 @@ class StopSequenceDecoder:
         """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
         if self.stop_reason is not None:
             return _STOPPED
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < self._vocab_size:
-            raise LabkitError(
-                f"StopSequenceDecoder: token {self.tokens_seen} is {token_id!r}, not an id of {self.tok.name} (vocab size {self._vocab_size})"
-            )
         index = self.tokens_seen
-        self.tokens_seen += 1
-        check = index >= self.config.min_tokens
-        if check and token_id in self._token_stops:
+        check = index >= self._min_tokens
+        try:
+            is_stop = check and token_id in self._token_stops
+        except TypeError:  # unhashable: not an id (the stream below says so)
+            is_stop = False
+        if is_stop and type(token_id) is int:  # 7.0 == 7, but a float is not an id
+            self.tokens_seen = index + 1
             return self._token_stop(token_id)
-        chunk = self._stream.step(token_id)
+        chunk = self._stream.step(token_id)  # raises LabkitError on anything that is not an id
+        self.tokens_seen = index + 1
         if not chunk:
             return _HELD
         released, reason = self.matcher.push(chunk, check=check)
