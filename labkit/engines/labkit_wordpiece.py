@@ -1,0 +1,102 @@
+"""labkit's own WordPiece engine (bert-bge GGUF, all-MiniLM-L6-v2 tokenizer.json).
+
+Added tokens (``[CLS]``, ``[SEP]``, ...) are split off by the base class; each stretch of
+ordinary text then goes through BERT's basic tokenizer
+(:class:`labkit.algorithms.bert_basic.BertBasicTokenizer`) and greedy longest-match
+WordPiece (:class:`labkit.algorithms.wordpiece.WordPiece`) word by word, with a word cache.
+``add_special_tokens=True`` frames the ids as ``[CLS] ... [SEP]``. Padding and truncation
+are not applied (the ids are the text's own). Decoding is ``tokenizers``' WordPiece decoder.
+Introduced in notebook ``04_wordpiece``.
+
+Example: ``labkit.load("bert-bge", engine="labkit").encode("unaffable").tokens`` -> ``['un', '##aff', '##able']``
+"""
+from __future__ import annotations
+
+from labkit.algorithms.bert_basic import BertBasicTokenizer
+from labkit.algorithms.wordpiece import WordPiece, decode_wordpiece
+from labkit.core import MODEL_WORDPIECE, EngineUnavailable, LabkitError, VocabData
+from labkit.engines.base import LabkitTokenizer, SegmentContext
+
+_CACHE_LIMIT = 200_000  # words kept before the cache is emptied and refilled
+
+
+class WordPieceTokenizer(LabkitTokenizer):
+    """BERT WordPiece in pure Python, exact against ``tokenizers``.
+
+    Example: ``WordPieceTokenizer(read_gguf(bundled_path("bert-bge"))).encode("Hello, world!").tokens`` -> ``['hello', ',', 'world', '!']``
+    """
+
+    def __init__(self, vocab: VocabData):
+        super().__init__(vocab)
+        self.basic = BertBasicTokenizer.from_vocab(vocab)
+        try:
+            self.model = WordPiece.from_vocab(vocab)
+        except LabkitError as exc:
+            raise LabkitError(f"{vocab.name}: {exc}") from None
+        decoder = vocab.metadata.get("decoder") if isinstance(vocab.metadata, dict) else None
+        self.cleanup = bool(decoder.get("cleanup", True)) if isinstance(decoder, dict) else True
+        self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
+
+    def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        spans = self._cache.get(word)
+        if spans is None:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            spans = tuple(self.model.tokenize_word(word))
+            self._cache[word] = spans
+        return spans
+
+    def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
+        normalized, align = self.basic.normalize_with_alignment(text)
+        out: list[tuple[int, int, int]] = []
+        append = out.append
+        cache = self._cache
+        for match in self.basic.word_pattern.finditer(normalized):
+            word = match.group()
+            spans = cache.get(word)
+            if spans is None:
+                spans = self._word(word)
+            base = match.start()
+            if align is None:
+                for token_id, s, e in spans:
+                    append((token_id, base + s, base + e))
+            else:
+                for token_id, s, e in spans:
+                    # the original span of the piece's first and last normalised characters
+                    append((token_id, align[base + s], align[base + e - 1] + 1))
+        return out
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of ``text`` with no added-token matching and no [CLS]/[SEP] (a fast path).
+
+        Example: ``tok.encode_ordinary("Hello world")`` -> ``[7592, 2088]`` (bert-bge)
+        """
+        if not isinstance(text, str):
+            raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        normalized, _ = self.basic.normalize_with_alignment(text)
+        cache = self._cache
+        word_of = self._word
+        out: list[int] = []
+        extend = out.extend
+        for word in self.basic.word_pattern.findall(normalized):
+            spans = cache.get(word)
+            if spans is None:
+                spans = word_of(word)
+            extend([s[0] for s in spans])
+        return out
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        if skip_special_tokens:
+            ids = self._drop_special(ids)
+        tokens = self.vocab.tokens
+        return decode_wordpiece([tokens[i] for i in ids], prefix=self.model.prefix, cleanup=self.cleanup)
+
+
+def build(vocab: VocabData) -> WordPieceTokenizer:
+    """Build labkit's WordPiece engine; EngineUnavailable for other models.
+
+    Example: ``build(read_gguf(bundled_path("bert-bge"))).engine`` -> ``'labkit'``
+    """
+    if vocab.model != MODEL_WORDPIECE:
+        raise EngineUnavailable(f"{vocab.name}: labkit's wordpiece engine serves WordPiece, not {vocab.model!r}")
+    return WordPieceTokenizer(vocab)
