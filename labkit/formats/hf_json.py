@@ -605,11 +605,10 @@ def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framin
         setattr(sp, f"{name}_id", find(content) if content is not None else None)
     if sp.eos_id is not None:
         sp.eos_ids = tuple(dict.fromkeys((sp.eos_id, *[i for i in sp.eos_ids if i != sp.eos_id])))
-    if not framing_from_post_processor:
-        for flag in ("add_bos", "add_eos"):
-            value = config.get(f"{flag}_token")
-            if value is not None:
-                setattr(sp, flag, expect(value, bool, source, f"{flag}_token"))
+    for flag in ("add_bos", "add_eos"):
+        value = expect(config.get(f"{flag}_token"), bool, source, f"{flag}_token", optional=True)
+        if value is not None and not framing_from_post_processor:
+            setattr(sp, flag, value)
     if vocab.model == "wordpiece":
         lower = config.get("do_lower_case")
         if lower is not None:
