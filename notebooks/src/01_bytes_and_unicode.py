@@ -1,0 +1,211 @@
+# %%
+import labkit
+print(labkit.__version__)
+
+# %% [markdown]
+# # 01 · Bytes and Unicode: what a tokenizer actually reads
+#
+# Before any merging or lattice, a tokenizer has to decide what its *alphabet* is. Modern
+# LLM tokenizers pick one of two answers, and both start from the UTF-8 bytes of the text:
+#
+# * **byte-level BPE** (GPT-2, Llama-3, Qwen2, GPT-4's cl100k) works on the 256 byte values
+#   and spells each byte with one printable character (the GPT-2 byte map, `Ġ` for a space);
+# * **SentencePiece** (Llama-2) works on characters, writes the space as `▁`, and falls back
+#   to `<0xNN>` byte pieces for characters it does not know.
+#
+# **Learning goals**
+# 1. Read the UTF-8 bytes of any text and say why characters take 1 to 4 bytes.
+# 2. Build GPT-2's byte-to-unicode map yourself and explain why 68 bytes move to U+0100 and up.
+# 3. Read a byte-level token (`Ġworld`, `Ã©`, `Ċ`) back to text, and see why decoding can produce U+FFFD.
+# 4. Recognise `▁` and `<0xNN>` in a SentencePiece vocabulary.
+
+# %% [markdown]
+# ## 1. Text is code points; the tokenizer sees bytes
+#
+# A Python `str` is a sequence of Unicode code points. UTF-8 writes each code point with
+# 1 byte (ASCII), 2 bytes (up to U+07FF), 3 bytes (up to U+FFFF) or 4 bytes (beyond).
+
+# %%
+sample = "Aé日😀"
+for ch in sample:
+    data = ch.encode("utf-8")
+    print(f"{ch!r:6} U+{ord(ch):05X}  {len(data)} byte(s): {' '.join(f'{b:02X}' for b in data)}")
+assert [len(ch.encode("utf-8")) for ch in sample] == [1, 2, 3, 4]
+
+# %% [markdown]
+# The lead byte says how long the sequence is (`0xxxxxxx`, `110xxxxx`, `1110xxxx`, `11110xxx`)
+# and every following byte is a continuation `10xxxxxx`. So a cut in the middle of a
+# character leaves bytes that are not valid UTF-8 on their own:
+
+# %%
+emoji = "😀".encode("utf-8")
+for cut in range(1, 5):
+    print(cut, emoji[:cut], "->", repr(emoji[:cut].decode("utf-8", errors="replace")))
+assert emoji[:3].decode("utf-8", errors="replace") == "\ufffd"
+
+# %% [markdown]
+# Working on bytes means **no unknown token, ever**: every text is a sequence over 256 symbols.
+# The price is that a token may hold part of a character, and a text decoded from a prefix of
+# the tokens may end in U+FFFD (notebook 08 deals with that when streaming).
+
+# %% [markdown]
+# ## 2. The GPT-2 byte map
+#
+# Byte-level vocabularies are stored as *strings* (`vocab.json`, `merges.txt`, GGUF token
+# arrays), so each byte needs a character. Latin-1 gives every byte value a code point, but
+# 68 of them are useless in a text file: controls (0x00-0x1F, 0x7F-0x9F), the space 0x20,
+# the no-break space 0xA0, and the invisible soft hyphen 0xAD. GPT-2 keeps the 188 visible
+# ones and moves the 68 others, in byte order, to U+0100, U+0101, ...
+
+# %%
+from labkit.algorithms.bytes_unicode import (
+    bytes_to_unicode, unicode_to_bytes, moved_bytes, is_printable_byte, text_to_gpt2, gpt2_to_bytes,
+    gpt2_to_text, bytes_to_gpt2, byte_fallback_piece,
+)
+
+table = bytes_to_unicode()
+moved = moved_bytes()
+print("kept:", 256 - len(moved), " moved:", len(moved))
+print("space 0x20 ->", table[0x20], f"U+{ord(table[0x20]):04X}", " newline 0x0A ->", table[0x0A], " soft hyphen 0xAD ->", table[0xAD])
+assert len(moved) == 68 and table[0x20] == "Ġ" and table[0x0A] == "Ċ"
+assert [ord(table[b]) for b in moved] == list(range(0x100, 0x100 + 68))
+assert all(table[b] == chr(b) for b in range(256) if is_printable_byte(b))
+
+# %% [markdown]
+# The space is the 33rd moved byte (after 0x00-0x1F), so it lands on U+0100 + 32 = U+0120 `Ġ`.
+# The whole map as a 16×16 grid: row = high nibble, column = low nibble; moved bytes shaded.
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(7, 7))
+for b in range(256):
+    row, col = divmod(b, 16)
+    shaded = not is_printable_byte(b)
+    ax.add_patch(plt.Rectangle((col, 15 - row), 1, 1, color="#ffd6a5" if shaded else "#e8f4ff"))
+    ax.text(col + 0.5, 15 - row + 0.5, table[b], ha="center", va="center", fontsize=10)
+ax.set_xlim(0, 16); ax.set_ylim(0, 16)
+ax.set_xticks([i + 0.5 for i in range(16)], [f"{i:X}" for i in range(16)])
+ax.set_yticks([i + 0.5 for i in range(16)], [f"{15 - i:X}_" for i in range(16)])
+ax.set_title("GPT-2 byte -> character (orange: moved to U+0100+)")
+ax.tick_params(length=0)
+plt.show()
+
+# %% [markdown]
+# The same grid as text (the static version of the figure):
+
+# %%
+print("    " + " ".join(f"_{c:X}" for c in range(16)))
+for row in range(16):
+    print(f"{row:X}_  " + "  ".join(table[row * 16 + col] for col in range(16)))
+
+# %% [markdown]
+# ## 3. Reading byte-level tokens
+#
+# To spell a text the byte-level way, encode it as UTF-8 and map each byte. ASCII letters stay
+# themselves; a leading space becomes `Ġ`; a newline `Ċ`; and `é` (bytes C3 A9) becomes `Ã©`:
+# the familiar mojibake, because the two bytes are shown one character each.
+
+# %%
+for text in [" hello", "line\n", "café", "日本", "😀"]:
+    print(f"{text!r:10} -> {text_to_gpt2(text)!r}")
+assert text_to_gpt2(" hello\n") == "ĠhelloĊ" and text_to_gpt2("é") == "Ã©"
+assert gpt2_to_bytes("Ġhello") == b" hello" and gpt2_to_text("ĠhelloĊ") == " hello\n"
+
+# %% [markdown]
+# A real vocabulary: GPT-2's tokens for a sentence, and the bytes behind each one.
+
+# %%
+gpt2 = labkit.load("gpt2")  # labkit's own byte-level BPE engine
+enc = gpt2.encode("Hello world,\n naïve café 😀")
+for token_id, token in zip(enc.ids, enc.tokens):
+    print(f"{token_id:6}  {token!r:10} {gpt2_to_bytes(token)!r}")
+
+# %% [markdown]
+# Check against the reference (`tokenizers`): same ids and the same token strings, and the
+# byte map is exactly `tokenizers`' ByteLevel alphabet.
+
+# %%
+from tokenizers import pre_tokenizers
+
+reference = labkit.load("gpt2", engine="hf")
+ref_enc = reference.encode("Hello world,\n naïve café 😀")
+assert enc.ids == ref_enc.ids and enc.tokens == ref_enc.tokens
+assert set(table.values()) == set(pre_tokenizers.ByteLevel.alphabet())
+# every ordinary GPT-2 token is a valid spelling of some bytes
+spellable = sum(1 for t in gpt2.vocab.tokens if all(ch in unicode_to_bytes() for ch in t))
+print(f"{spellable} of {gpt2.vocab_size} GPT-2 tokens are byte spellings")
+assert spellable == gpt2.vocab_size  # even <|endoftext|> is printable ASCII
+
+# %% [markdown]
+# ## 4. Decoding: join the bytes, then UTF-8
+#
+# A token can hold part of a character: the emoji 😀 is four bytes, and GPT-2 has no token
+# for it, so it is several tokens. Decoding a prefix of those tokens leaves incomplete UTF-8,
+# which becomes U+FFFD.
+
+# %%
+ids = gpt2.encode("😀").ids
+print("ids:", ids, "tokens:", [gpt2.id_to_token(i) for i in ids])
+for cut in range(len(ids) + 1):
+    print(cut, repr(gpt2.decode(ids[:cut])))
+assert gpt2.decode(ids) == "😀" and "\ufffd" in gpt2.decode(ids[:1])
+assert [gpt2.decode(ids[:c]) for c in range(len(ids) + 1)] == [reference.decode(ids[:c]) for c in range(len(ids) + 1)]
+
+# %% [markdown]
+# ## 5. The other convention: `▁` and `<0xNN>` (SentencePiece)
+#
+# Llama-2's SentencePiece vocabulary is made of *characters*, not bytes. It writes the space as
+# `▁` (U+2581) and, for a character that is not in its 32,000 pieces, it falls back to one
+# `<0xNN>` piece per UTF-8 byte (notebook 03 builds that engine).
+
+# %%
+spm = labkit.load("llama-spm")
+spm_enc = spm.encode("Hello world 🤗 ℤ")
+print(spm_enc.tokens)
+assert spm_enc.ids == labkit.load("llama-spm", engine="hf").encode("Hello world 🤗 ℤ").ids
+assert [byte_fallback_piece(b) for b in "🤗".encode("utf-8")] == spm_enc.tokens[3:7]
+
+# %% [markdown]
+# Side by side, the same byte in the two spellings:
+
+# %%
+for b in (0x20, 0x0A, 0xE6, 0xF0):
+    print(f"byte 0x{b:02X}:  GPT-2 {table[b]!r:6}  SentencePiece {byte_fallback_piece(b)!r}")
+
+# %% [markdown]
+# ## Try it
+# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+
+# %%
+from labkit.exercises_bpe import check_utf8_length, check_gpt2_char, check_gpt2_spelling
+
+# 1. How many UTF-8 bytes does "naïve 😀" take?
+answer_1 = None
+# 2. Which character does the tab byte 0x09 get in GPT-2's map?
+answer_2 = None
+# 3. How does GPT-2 spell " über"?
+answer_3 = None
+if answer_1 is not None:
+    check_utf8_length("naïve 😀", answer_1)
+if answer_2 is not None:
+    check_gpt2_char(0x09, answer_2)
+if answer_3 is not None:
+    check_gpt2_spelling(" über", answer_3)
+
+# %% [markdown]
+# The checkers in action, on answers computed the long way round:
+
+# %%
+assert check_utf8_length("naïve 😀", 1 + 1 + 2 + 1 + 1 + 1 + 4)
+assert check_gpt2_char(0x09, chr(0x100 + 9))
+assert not check_gpt2_spelling(" über", " über")
+
+# %% [markdown]
+# ## Summary
+# * UTF-8 writes a code point with 1-4 bytes; byte-level tokenizers work on those bytes, so
+#   nothing is ever unknown, but tokens can split characters and decoded prefixes can end in U+FFFD.
+# * GPT-2's map keeps the 188 visible Latin-1 bytes and moves the 68 others (controls, space,
+#   NBSP, soft hyphen) to U+0100+: hence `Ġ` for a space and `Ċ` for a newline.
+# * SentencePiece writes spaces as `▁` and falls back to `<0xNN>` byte pieces.
+# * Next, notebook 02 merges these bytes into tokens with rank BPE.
