@@ -130,7 +130,7 @@ class _Budget:
         return size
 
     def result(self, value: Any, what: str) -> Any:
-        if isinstance(value, str):
+        if isinstance(value, (str, bytes)):
             self.bound(len(value), what)
         elif isinstance(value, (list, tuple)) and len(value) > self.limits.max_items:
             raise TemplateRefused(
@@ -144,8 +144,8 @@ class _Budget:
         Shared references count every time they appear, because printing repeats them.
         """
         limit = self.limits.max_string
-        if isinstance(value, str):
-            return len(value)
+        if isinstance(value, (str, bytes)):
+            return len(value) * (4 if isinstance(value, bytes) else 1)  # repr of bytes: up to \xNN each
         if value is None or isinstance(value, (bool, int, float)):
             return 24
         if isinstance(value, Undefined):
@@ -197,8 +197,10 @@ def _printf_bound(budget: _Budget, fmt: str, values: Any, what: str) -> None:
     for match in _PRINTF_FIELD.finditer(fmt):
         fields += 1
         for group in match.groups():
-            if group == "*":
+            if group == "*":  # the width comes from the values: each int value must be a sane width
                 widest = max(widest, budget.limits.max_width)
+                for value in values if isinstance(values, (list, tuple)) else (values,):
+                    budget.width(value, what)
             elif group:
                 if len(group) > 7:
                     raise TemplateRefused(f"template refused: {what} width {group[:12]}... is too large")
@@ -221,8 +223,10 @@ def _format_bound(budget: _Budget, fmt: str, args: tuple, kwargs: Mapping, what:
             continue
         fields += 1
         if spec:
-            if "{" in spec:
+            if "{" in spec:  # a width taken from the arguments: every int argument must be a sane width
                 widest = max(widest, budget.limits.max_width)
+                for value in (*args, *kwargs.values()):
+                    budget.width(value, what)
             for digits in re.findall(r"\d+", spec):
                 if len(digits) > 7 or int(digits) > budget.limits.max_width:
                     raise TemplateRefused(f"template refused: {what} width {digits[:12]} is too large")
@@ -233,7 +237,7 @@ def _format_bound(budget: _Budget, fmt: str, args: tuple, kwargs: Mapping, what:
 
 
 def _replace_bound(budget: _Budget, text: str, old: Any, new: Any, count: Any, what: str) -> None:
-    if not (isinstance(text, str) and isinstance(old, str) and isinstance(new, str)):
+    if not (isinstance(text, (str, bytes)) and type(old) is type(text) and type(new) is type(text)):
         return
     hits = text.count(old) if old else len(text) + 1
     if isinstance(count, int) and count >= 0:
@@ -242,7 +246,7 @@ def _replace_bound(budget: _Budget, text: str, old: Any, new: Any, count: Any, w
 
 
 def _check_str_method(budget: _Budget, method: Any, args: tuple, kwargs: dict) -> tuple:
-    """Bounds for the str methods that multiply sizes; returns the (maybe materialised) args."""
+    """Bounds for the str/bytes methods that multiply sizes; returns the (maybe materialised) args."""
     name = method.__name__
     text = method.__self__
     what = f"str.{name}()"
@@ -260,7 +264,7 @@ def _check_str_method(budget: _Budget, method: Any, args: tuple, kwargs: dict) -
         size = args[0] if args else kwargs.get("tabsize", 8)
         budget.width(size, what)
         if isinstance(size, int):
-            budget.bound(len(text) + text.count("\t") * max(size, 0), what)
+            budget.bound(len(text) + text.count("\t" if isinstance(text, str) else b"\t") * max(size, 0), what)
     elif name in ("center", "ljust", "rjust", "zfill"):
         for value in (*args, *kwargs.values()):
             budget.width(value, what)
@@ -476,7 +480,7 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         budget = _budget()
         budget.step()
         if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)) and isinstance(
-            getattr(__obj, "__self__", None), str
+            getattr(__obj, "__self__", None), (str, bytes)
         ):
             args = _check_str_method(budget, __obj, args, kwargs)
         budget.depth += 1
@@ -496,9 +500,9 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         what = f"the {operator} operator"
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
+                if isinstance(seq, (str, bytes, list, tuple)) and isinstance(n, int):
                     size = len(seq) * max(n, 0)
-                    if isinstance(seq, str):
+                    if isinstance(seq, (str, bytes)):
                         budget.bound(size, what)
                     elif size > budget.limits.max_items:
                         raise TemplateRefused(f"template refused: {what} would build {size:,} items")
@@ -508,8 +512,8 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
             if _is_int(left) and _is_int(right) and right > 1 and abs(left) > 1:
                 if right * left.bit_length() > budget.limits.max_int_bits:
                     raise TemplateRefused(f"template refused: {what} would build a {right * left.bit_length():,}-bit integer")
-        elif operator == "%" and isinstance(left, str):
-            _printf_bound(budget, left, right, what)
+        elif operator == "%" and isinstance(left, (str, bytes)):
+            _printf_bound(budget, left if isinstance(left, str) else left.decode("latin-1"), right, what)
         return budget.result(self.binop_table[operator](left, right), what)
 
     def wrap_str_format(self, value):
@@ -567,7 +571,7 @@ def _weave_hooks(tree: nodes.Template) -> None:
         concat.nodes = [_hook(parts, "_labkit_concat", concat.lineno)]
     for output in list(tree.find_all(nodes.Output)):
         text = sum(len(n.data) for n in output.nodes if isinstance(n, nodes.TemplateData))
-        children = [n if isinstance(n, nodes.TemplateData) else _hook(n, "_labkit_out", output.lineno)
+        children = [n if isinstance(n, nodes.TemplateData) else _hook(n, "_labkit_out", n.lineno)
                     for n in output.nodes]
         if text:
             children.insert(0, _hook(nodes.Const(text, lineno=output.lineno), "_labkit_text", output.lineno))
