@@ -313,7 +313,11 @@ class SpmNormalizer:
         escape_whitespaces: bool = True,
         treat_whitespace_as_suffix: bool = False,
         user_defined: Iterable[str] = (),
+        compat: str = "sentencepiece",
     ):
+        if compat not in ("sentencepiece", "llama.cpp"):
+            raise LabkitError(f"SpmNormalizer: compat must be 'sentencepiece' or 'llama.cpp', got {compat!r}")
+        self.compat = compat
         if isinstance(charsmap, CharsMap):
             self.charsmap: CharsMap | None = charsmap
         elif charsmap:
@@ -384,6 +388,8 @@ class SpmNormalizer:
             raise LabkitError(f"SpmNormalizer.normalize: expected str, got {type(text).__name__}")
         if not text:
             return "", [0]
+        if self.compat == "llama.cpp":
+            return self._finish_llama(self._chunks(text))
         return self._finish(self._chunks(text), len(text))
 
     def normalize_bytes(self, data: bytes) -> tuple[bytes, list[int]]:
@@ -552,6 +558,38 @@ class SpmNormalizer:
         return chunks
 
     # -- the whitespace rules over chunks ---------------------------------------
+    def _finish_llama(self, chunks) -> tuple[str, list[int]]:
+        """llama.cpp's ``llm_tokenizer_ugm`` whitespace rules: with merging, every run of
+        non-spaces gets one space before it (even without the dummy prefix); without, each
+        space is kept and the dummy prefix goes before the first non-space."""
+        stream, stream_align = _llama_stream(chunks)
+        space = self._space
+        out: list[str] = []
+        align: list[int] = []
+        if self.remove_extra_whitespaces:
+            for match in re.finditer(r"[^ ]+", stream):
+                out.append(space + match.group())
+                align.append(stream_align[match.start()])
+                align.extend(stream_align[match.start() : match.end()])
+        else:
+            prepend = self.add_dummy_prefix and not self.treat_whitespace_as_suffix
+            for k, ch in enumerate(stream):
+                if ch == " ":
+                    out.append(space)
+                else:
+                    if prepend:
+                        out.append(space)
+                        align.append(stream_align[k])
+                        prepend = False
+                    out.append(ch)
+                align.append(stream_align[k])
+        end = chunks[-1][1] + chunks[-1][2] if chunks else 0
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            out.append(space)
+            align.append(end)
+        align.append(end)
+        return "".join(out), align
+
     def _finish(self, chunks: list[tuple[str, int, int, bool]], total: int) -> tuple[str, list[int]]:
         remove = self.remove_extra_whitespaces
         escape = self.escape_whitespaces
@@ -654,6 +692,19 @@ def _key_summary(charsmap: CharsMap) -> tuple[int, bool, frozenset, frozenset]:
             _SUMMARY_CACHE.clear()
         _SUMMARY_CACHE[charsmap.blob] = cached
     return cached
+
+
+def _llama_stream(chunks) -> tuple[str, list[int]]:
+    """Concatenate chunk replacements with the input offset of each output char."""
+    parts: list[str] = []
+    align: list[int] = []
+    for piece, start, length, verbatim in chunks:
+        parts.append(piece)
+        if verbatim:
+            align.extend(range(start, start + length))
+        else:
+            align.extend([start] * len(piece))
+    return "".join(parts), align
 
 
 def _squeeze_spaces(piece: str, offset: int, out: list[str], align: list[int]) -> None:

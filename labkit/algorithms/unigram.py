@@ -1,0 +1,624 @@
+"""Unigram tokenization: a trie over the pieces, the lattice of every piece that fits, and
+the Viterbi pass that picks the segmentation with the highest total score.
+
+Each piece has a score (its log probability). Over the normalised string, position by
+position, the forward pass keeps the best total score of any segmentation that ends at each
+offset (``tokenization_results`` in llama.cpp's words). At offset ``i`` a trie walk lists the
+pieces that start there; a piece ``[i, j)`` offers ``best[i] + score`` to offset ``j``, and
+the higher offer wins (the first one on a tie). A character no single-character piece covers
+gets the unknown piece, scored ``min score - 10``. Walking back from the end along the
+winners gives the tokens; consecutive unknowns merge into one.
+
+Two reference implementations agree on this and differ only in small print, which
+:class:`UnigramModel` exposes as options:
+
+* sentencepiece (``sentencepiece=True``, the default) adds in 32-bit floats (each offer
+  ``best[i] + score`` is rounded to a float before it is compared), skips UNUSED pieces and
+  gives a user-defined piece a bonus score. Its source says ``len(bytes) * max_score -
+  0.1``; sentencepiece 0.2.3 behaves, measured on five trained models, as
+  ``len(bytes) * 0.1 - 0.1`` (in floats), which is what labkit uses.
+* llama.cpp's ``llm_tokenizer_ugm`` (``sentencepiece=False``) adds in doubles, scores
+  user-defined pieces 0 (it has split them off before the model runs anyway) and keeps
+  UNUSED ones.
+
+The rounding matters: ``"......" + "."`` and ``"." + "......"`` score the same in exact
+arithmetic, and only the rounding of the running sum decides between them, so float and
+double sums split a few botchan lines differently (``float32_sums`` overrides the choice).
+
+Offsets here are character offsets into the normalised string (sentencepiece and llama.cpp
+count UTF-8 bytes; since pieces are whole characters the segmentations are the same).
+Introduced in notebook ``05_unigram_trie_viterbi``.
+
+Example: ``UnigramModel(["<unk>", "▁a", "b"], [0, -1, -2], [2, 1, 1]).encode("▁ab")`` -> ``[(1, 0, 2), (2, 2, 3)]``
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from labkit.core import (
+    TOKEN_BYTE,
+    TOKEN_NORMAL,
+    TOKEN_UNKNOWN,
+    TOKEN_UNUSED,
+    TOKEN_USER_DEFINED,
+    LabkitError,
+)
+
+UNK_PENALTY = 10.0
+_F32 = array("f", [0.0])
+_F32_TENTH = 0.10000000149011612  # 0.1f
+_ULP32_SCALE = 2.0**29  # a float32 ulp is 2**29 double ulps (24 vs 53 significant bits)
+
+
+def to_float32(value: float) -> float:
+    """Round a Python float to the nearest 32-bit float (what a C ``float`` variable keeps).
+
+    Example: ``to_float32(0.1)`` -> ``0.10000000149011612``
+    """
+    _F32[0] = value
+    return _F32[0]
+
+
+# ----------------------------------------------------------------------------- tries
+
+
+class DictTrie:
+    """A character trie made of nested dicts: the plainest way to find every piece that
+    starts at a position. Each node is a dict from the next character to the child node; the
+    key ``None`` holds the id of the piece that ends there.
+
+    Example: ``DictTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")`` -> ``[(2, 1), (3, 2)]``
+    (introduced in notebook ``05_unigram_trie_viterbi``)
+    """
+
+    def __init__(self, pieces: dict[str, int] | Iterable[tuple[str, int]] = ()):
+        self.root: dict = {}
+        self.size = 0
+        items = pieces.items() if isinstance(pieces, dict) else pieces
+        for piece, piece_id in items:
+            self.insert(piece, piece_id)
+
+    def insert(self, piece: str, piece_id: int) -> None:
+        """Add ``piece`` with ``piece_id`` (a later insert of the same piece keeps the first id).
+
+        Example: ``trie.insert("▁the", 5)``
+        """
+        if not isinstance(piece, str) or not piece:
+            raise LabkitError(f"DictTrie.insert: a piece must be a non-empty str, got {piece!r}")
+        node = self.root
+        for ch in piece:
+            node = node.setdefault(ch, {})
+        if None not in node:
+            node[None] = piece_id
+            self.size += 1
+
+    def get(self, piece: str) -> int | None:
+        """The id of exactly ``piece``, or None.
+
+        Example: ``DictTrie({"ab": 3}).get("ab")`` -> ``3``
+        """
+        node = self.root
+        for ch in piece:
+            node = node.get(ch)
+            if node is None:
+                return None
+        return node.get(None)
+
+    def prefixes(self, text: str, start: int = 0) -> list[tuple[int, int]]:
+        """Every piece that starts at ``text[start]``: (end offset, id), shortest first.
+
+        Example: ``DictTrie({"a": 0, "ab": 1}).prefixes("xab", 1)`` -> ``[(2, 0), (3, 1)]``
+        """
+        out = []
+        node = self.root
+        for j in range(start, len(text)):
+            node = node.get(text[j])
+            if node is None:
+                break
+            piece_id = node.get(None)
+            if piece_id is not None:
+                out.append((j + 1, piece_id))
+        return out
+
+    def walk(self, text: str, start: int = 0) -> list[dict]:
+        """The trie walk from ``start`` step by step, for teaching: one row per character read.
+
+        Example: ``DictTrie({"▁a": 1}).walk("▁ab")[1]`` -> ``{'offset': 1, 'char': 'a', 'found': True, 'piece_id': 1, ...}``
+        """
+        rows = []
+        node = self.root
+        for j in range(start, len(text)):
+            child = node.get(text[j])
+            row = {"offset": j, "char": text[j], "found": child is not None}
+            if child is not None:
+                row["piece_id"] = child.get(None)
+                row["prefix"] = text[start : j + 1]
+                row["children"] = sum(1 for k in child if k is not None)
+            rows.append(row)
+            if child is None:
+                break
+            node = child
+        return rows
+
+
+class PieceTrie:
+    """The trie the engine walks: nested dicts whose entries are ``(child, id)`` pairs, so
+    each step costs one dict lookup (id -1 where no piece ends).
+
+    Example: ``PieceTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")`` -> ``[(2, 1), (3, 2)]``
+    """
+
+    def __init__(self, pieces: dict[str, int] | Iterable[tuple[str, int]] = ()):
+        self.root: dict = {}
+        self.size = 0
+        self.max_length = 0
+        items = pieces.items() if isinstance(pieces, dict) else pieces
+        for piece, piece_id in items:
+            self.insert(piece, piece_id)
+
+    def insert(self, piece: str, piece_id: int) -> None:
+        """Add ``piece``; the first id given for a piece is kept (sentencepiece's rule)."""
+        if not isinstance(piece, str) or not piece:
+            raise LabkitError(f"PieceTrie.insert: a piece must be a non-empty str, got {piece!r}")
+        node = self.root
+        last = len(piece) - 1
+        for k, ch in enumerate(piece):
+            entry = node.get(ch)
+            if entry is None:
+                entry = node[ch] = [{}, -1]
+            if k == last and entry[1] < 0:
+                entry[1] = piece_id
+                self.size += 1
+            node = entry[0]
+        self.max_length = max(self.max_length, len(piece))
+
+    def prefixes(self, text: str, start: int = 0) -> list[tuple[int, int]]:
+        """Every piece starting at ``text[start]``: (end offset, id), shortest first."""
+        out = []
+        node = self.root
+        for j in range(start, len(text)):
+            entry = node.get(text[j])
+            if entry is None:
+                break
+            node, piece_id = entry
+            if piece_id >= 0:
+                out.append((j + 1, piece_id))
+        return out
+
+
+# ----------------------------------------------------------------------------- the lattice
+
+
+@dataclass(frozen=True)
+class LatticeNode:
+    """One candidate piece in the lattice: ``text[start:end]`` is piece ``id`` with ``score``.
+
+    Example: ``LatticeNode(0, 2, 37, "▁a", -3.1, "normal")``
+    """
+
+    start: int
+    end: int
+    id: int
+    piece: str
+    score: float
+    kind: str  # "normal" | "user_defined" | "unknown"
+
+
+@dataclass
+class Lattice:
+    """Everything the Viterbi pass saw, as plain data for tables and drawings.
+
+    ``nodes`` are every candidate piece; ``best_score[j]`` / ``best_start[j]`` /
+    ``best_id[j]`` the winner ending at offset ``j`` (llama.cpp's ``tokenization_results``);
+    ``path`` the indices into ``nodes`` of the chosen segmentation, left to right.
+
+    Example: ``lat = model.lattice("▁What▁is▁LoRA?"); [lat.nodes[i].piece for i in lat.path]``
+    """
+
+    text: str
+    nodes: list[LatticeNode]
+    best_score: list[float]
+    best_start: list[int]
+    best_id: list[int]
+    path: list[int]
+    offers: list[dict] = field(default_factory=list)
+
+    @property
+    def best_path(self) -> list[LatticeNode]:
+        return [self.nodes[i] for i in self.path]
+
+    @property
+    def score(self) -> float:
+        return self.best_score[len(self.text)] if self.text else 0.0
+
+    def results_table(self) -> list[dict]:
+        """``tokenization_results`` position by position: the best segmentation ending at
+        each offset (its score, its last piece and where that piece starts).
+
+        Example: ``pd.DataFrame(lattice.results_table())``
+        """
+        rows = []
+        on_path = {self.nodes[i].end for i in self.path} | {0}
+        for j in range(len(self.text) + 1):
+            start = self.best_start[j]
+            rows.append({
+                "offset": j,
+                "char": self.text[j - 1] if j else "",
+                "best_score": self.best_score[j],
+                "last_piece": self.text[start:j] if j else "",
+                "last_id": self.best_id[j] if j else None,
+                "starts_at": start if j else None,
+                "on_best_path": j in on_path,
+            })
+        return rows
+
+    def nodes_table(self) -> list[dict]:
+        """Every candidate piece: start, end, id, piece, score, kind, on the best path.
+
+        Example: ``pd.DataFrame(lattice.nodes_table())``
+        """
+        chosen = set(self.path)
+        return [
+            {"start": n.start, "end": n.end, "id": n.id, "piece": n.piece, "score": n.score, "kind": n.kind,
+             "best": i in chosen}
+            for i, n in enumerate(self.nodes)
+        ]
+
+    def __repr__(self) -> str:
+        pieces = " | ".join(n.piece for n in self.best_path)
+        return f"<Lattice {self.text!r}: {len(self.nodes)} candidate pieces, best path {pieces!r}, score {self.score:.4f}>"
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+class UnigramModel:
+    """A Unigram model over normalised text: the trie, the scores and the Viterbi pass.
+
+    ``pieces``/``scores``/``types`` are per id (types in sentencepiece's numbering). CONTROL
+    and BYTE pieces never match text; UNUSED ones only with ``sentencepiece=False``.
+
+    Example: ``UnigramModel(vocab.tokens, vocab.scores, vocab.token_types).encode_pieces("▁Hello")``
+    (introduced in notebook ``05_unigram_trie_viterbi``)
+    """
+
+    def __init__(
+        self,
+        pieces: Sequence[str],
+        scores: Sequence[float],
+        types: Sequence[int] | None = None,
+        *,
+        unk_id: int | None = None,
+        sentencepiece: bool = True,
+        byte_fallback: bool = False,
+        float32_sums: bool | None = None,
+    ):
+        n = len(pieces)
+        if types is None:
+            types = [TOKEN_NORMAL] * n
+        if len(scores) != n or len(types) != n:
+            raise LabkitError(f"UnigramModel: {n} pieces but {len(scores)} scores and {len(types)} types")
+        self.pieces = list(pieces)
+        self.types = list(types)
+        self.sentencepiece = bool(sentencepiece)
+        self.float32_sums = self.sentencepiece if float32_sums is None else bool(float32_sums)
+        self.byte_fallback = bool(byte_fallback)
+        normal_scores = []
+        for i, (piece, score, kind) in enumerate(zip(self.pieces, scores, self.types)):
+            if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
+                raise LabkitError(f"UnigramModel: score of piece {i} ({piece!r}) is not a number: {score!r}")
+            if kind == TOKEN_NORMAL:
+                normal_scores.append(to_float32(float(score)))
+        if unk_id is None:
+            unknown = [i for i, kind in enumerate(self.types) if kind == TOKEN_UNKNOWN]
+            if not unknown:
+                raise LabkitError("UnigramModel: the vocabulary has no UNKNOWN piece")
+            unk_id = unknown[0]
+        if not 0 <= unk_id < n:
+            raise LabkitError(f"UnigramModel: unk id {unk_id} is outside the vocabulary (0..{n - 1})")
+        self.unk_id = unk_id
+        # both references keep min/max over NORMAL pieces as 32-bit floats
+        self.min_score = min(normal_scores) if normal_scores else 3.4028234663852886e38
+        self.unk_score = to_float32(self.min_score - UNK_PENALTY)
+        self.scores: list[float] = []
+        matchable = (TOKEN_NORMAL, TOKEN_USER_DEFINED) if self.sentencepiece else (TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED)
+        self.trie = PieceTrie()
+        for i, (piece, score, kind) in enumerate(zip(self.pieces, scores, self.types)):
+            if kind == TOKEN_USER_DEFINED:
+                if self.sentencepiece:
+                    # measured on sentencepiece 0.2.3: 0.1 per UTF-8 byte, minus 0.1, in floats
+                    score = to_float32(to_float32(len(piece.encode("utf-8")) * _F32_TENTH) - _F32_TENTH)
+                else:
+                    score = 0.0
+            else:
+                score = to_float32(float(score))
+            self.scores.append(score)
+            if kind in matchable and piece:
+                self.trie.insert(piece, i)
+        self.byte_ids: dict[int, int] = {}
+        if self.byte_fallback:
+            for i, (piece, kind) in enumerate(zip(self.pieces, self.types)):
+                if kind == TOKEN_BYTE and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+                    self.byte_ids[int(piece[3:5], 16)] = i
+        self.word_boundary = self._word_boundary_ok()
+
+    def _word_boundary_ok(self) -> bool:
+        """True when no matchable piece holds '▁' after its first char: then every
+        segmentation breaks just before each '▁', and words can be segmented one at a time."""
+        stack = [(self.trie.root, 0)]
+        while stack:
+            node, depth = stack.pop()
+            for ch, (child, _) in node.items():
+                if ch == "\u2581" and depth > 0:
+                    return False
+                stack.append((child, depth + 1))
+        return True
+
+    # -- the forward pass --------------------------------------------------------
+    def _forward(self, text: str, base: float = 0.0):
+        """The Viterbi forward pass: (best score, start, id) arrays indexed by end offset."""
+        n = len(text)
+        best = array("f", bytes(4 * (n + 1))) if self.float32_sums else [0.0] * (n + 1)
+        best[0] = base
+        start_at = [-1] * (n + 1)
+        best_id = [self.unk_id] * (n + 1)
+        root = self.trie.root
+        scores = self.scores
+        unk_score = self.unk_score
+        unk_id = self.unk_id
+        float32 = self.float32_sums
+        f32 = array("f", [0.0])
+        for pos in range(n):
+            here = best[pos]
+            node = root
+            single = False
+            j = pos
+            while j < n:
+                entry = node.get(text[j])
+                if entry is None:
+                    break
+                node, piece_id = entry
+                j += 1
+                if piece_id >= 0:
+                    candidate = scores[piece_id] + here
+                    if float32:
+                        f32[0] = candidate
+                        candidate = f32[0]
+                    if start_at[j] < 0 or candidate > best[j]:
+                        best[j] = candidate
+                        start_at[j] = pos
+                        best_id[j] = piece_id
+                    if j == pos + 1:
+                        single = True
+            if not single:
+                candidate = unk_score + here
+                if float32:
+                    f32[0] = candidate
+                    candidate = f32[0]
+                j = pos + 1
+                if start_at[j] < 0 or candidate > best[j]:
+                    best[j] = candidate
+                    start_at[j] = pos
+                    best_id[j] = unk_id
+        return best, start_at, best_id
+
+    def viterbi(self, text: str) -> list[tuple[int, int, int]]:
+        """The best segmentation of normalised ``text``: (id, start, end) per piece, before
+        unknowns are merged.
+
+        Example: ``model.viterbi("▁ab")`` -> ``[(1, 0, 2), (2, 2, 3)]``
+        """
+        if not text:
+            return []
+        _, start_at, best_id = self._forward(text)
+        out = []
+        end = len(text)
+        while end > 0:
+            start = start_at[end]
+            out.append((best_id[end], start, end))
+            end = start
+        out.reverse()
+        return out
+
+    def encode(self, text: str) -> list[tuple[int, int, int]]:
+        """Viterbi, then consecutive unknowns merged (or, with byte fallback, unknown
+        characters spelled as ``<0xNN>`` pieces): (id, start, end) per token.
+
+        Example: ``model.encode("▁a你好")`` -> ``[(1, 0, 2), (0, 2, 4)]``
+        """
+        return self.finish(self.viterbi(text), text)
+
+    def finish(self, segments: list[tuple[int, int, int]], text: str) -> list[tuple[int, int, int]]:
+        """Merge runs of unknowns (or spell them as bytes with byte fallback)."""
+        unk = self.unk_id
+        out: list[tuple[int, int, int]] = []
+        for token in segments:
+            if token[0] != unk:
+                out.append(token)
+            elif self.byte_fallback and self.byte_ids:
+                _, start, end = token
+                for byte in text[start:end].encode("utf-8"):
+                    piece_id = self.byte_ids.get(byte)
+                    if piece_id is None:
+                        raise LabkitError(f"UnigramModel: byte fallback has no piece <0x{byte:02X}>")
+                    out.append((piece_id, start, end))
+            elif out and out[-1][0] == unk:
+                out[-1] = (unk, out[-1][1], token[2])
+            else:
+                out.append(token)
+        return out
+
+    def encode_pieces(self, text: str) -> list[str]:
+        """The surface strings of :meth:`encode` (an unknown run shows as its own text, as
+        sentencepiece's ``encode(out_type=str)`` does).
+
+        Example: ``model.encode_pieces("▁Hello")`` -> ``['▁He', 'llo']``
+        """
+        return [text[s:e] if i == self.unk_id else self.pieces[i] for i, s, e in self.encode(text)]
+
+    def encode_words(self, text: str, cache: dict | None = None) -> list[tuple[int, int, int]]:
+        """:meth:`encode`, one '▁'-word at a time through ``cache``: the same result, faster
+        on repeated words. Valid only when :attr:`word_boundary` holds, and exact even for
+        32-bit sums: a cached word is reused only when its decisions win by a margin wider
+        than the rounding the running total could add; otherwise the word is recomputed.
+
+        Example: ``model.encode_words("▁the▁cat▁the", cache={})``
+        """
+        if not self.word_boundary or cache is None:
+            return self.encode(text)
+        segments: list[tuple[int, int, int]] = []
+        total = 0.0
+        n = len(text)
+        start = 0
+        float32 = self.float32_sums
+        while start < n:
+            end = text.find("\u2581", start + 1)
+            if end < 0:
+                end = n
+            word = text[start:end]
+            entry = cache.get(word)
+            if entry is None:
+                entry = cache[word] = self._word_entry(word)
+            pieces, margin, magnitude = entry
+            # rounding can only flip a decision whose margin is within the error bound
+            ulp = math.ulp(abs(total) + magnitude) * (_ULP32_SCALE if float32 else 1.0)
+            if margin <= (len(word) + 4) * 4 * ulp:
+                pieces, total = self._word_at(word, total)
+            else:
+                for piece_id, s, e in pieces:
+                    total = to_float32(total + self.scores[piece_id]) if float32 else total + self.scores[piece_id]
+            for piece_id, s, e in pieces:
+                segments.append((piece_id, start + s, start + e))
+            start = end
+        return self.finish(segments, text)
+
+    def _word_entry(self, word: str):
+        """(segmentation, smallest winning margin, largest magnitude) of one word from 0."""
+        n = len(word)
+        best = [0.0] * (n + 1)
+        start_at = [-1] * (n + 1)
+        best_id = [self.unk_id] * (n + 1)
+        margin = math.inf
+        magnitude = 0.0
+        root = self.trie.root
+        for pos in range(n):
+            here = best[pos]
+            node = root
+            single = False
+            j = pos
+            offers = []
+            while j < n:
+                entry = node.get(word[j])
+                if entry is None:
+                    break
+                node, piece_id = entry
+                j += 1
+                if piece_id >= 0:
+                    offers.append((j, piece_id, self.scores[piece_id] + here))
+                    if j == pos + 1:
+                        single = True
+            if not single:
+                offers.append((pos + 1, self.unk_id, self.unk_score + here))
+            for j, piece_id, candidate in offers:
+                magnitude = max(magnitude, abs(candidate))
+                if start_at[j] < 0:
+                    best[j], start_at[j], best_id[j] = candidate, pos, piece_id
+                    continue
+                margin = min(margin, abs(candidate - best[j]))
+                if candidate > best[j]:
+                    best[j], start_at[j], best_id[j] = candidate, pos, piece_id
+        pieces = []
+        end = n
+        while end > 0:
+            start = start_at[end]
+            pieces.append((best_id[end], start, end))
+            end = start
+        pieces.reverse()
+        return tuple(pieces), margin, magnitude
+
+    def _word_at(self, word: str, total: float):
+        """Segment one word exactly as the full pass would, starting from running ``total``."""
+        best, start_at, best_id = self._forward(word, total)
+        pieces = []
+        end = len(word)
+        while end > 0:
+            start = start_at[end]
+            pieces.append((best_id[end], start, end))
+            end = start
+        pieces.reverse()
+        return tuple(pieces), best[len(word)]
+
+    # -- the lattice as data -------------------------------------------------------
+    def lattice(self, text: str) -> Lattice:
+        """Run the forward pass keeping every candidate piece and every offer, for tables and
+        drawings (slower than :meth:`viterbi`; same answer).
+
+        Example: ``model.lattice("▁What▁is▁LoRA?").results_table()[3]``
+        """
+        n = len(text)
+        best = array("f", bytes(4 * (n + 1))) if self.float32_sums else [0.0] * (n + 1)
+        start_at = [-1] * (n + 1)
+        best_id = [self.unk_id] * (n + 1)
+        nodes: list[LatticeNode] = []
+        winner_node = [-1] * (n + 1)
+        offers = []
+        for pos in range(n):
+            here = best[pos]
+            found = self.trie.prefixes(text, pos)
+            candidates = [(end, piece_id, self.scores[piece_id]) for end, piece_id in found]
+            if not any(end == pos + 1 for end, _, _ in candidates):
+                candidates.append((pos + 1, self.unk_id, self.unk_score))
+            for end, piece_id, score in candidates:
+                kind = "unknown" if piece_id == self.unk_id and (end, piece_id) not in found else (
+                    "user_defined" if self.types[piece_id] == TOKEN_USER_DEFINED else "normal")
+                nodes.append(LatticeNode(pos, end, piece_id, text[pos:end] if kind == "unknown" else self.pieces[piece_id], score, kind))
+                candidate = to_float32(score + here) if self.float32_sums else score + here
+                wins = start_at[end] < 0 or candidate > best[end]
+                offers.append({"from": pos, "to": end, "piece": nodes[-1].piece, "score": score,
+                               "offer": candidate, "previous_best": None if start_at[end] < 0 else best[end], "wins": wins})
+                if wins:
+                    best[end] = candidate
+                    start_at[end] = pos
+                    best_id[end] = piece_id
+                    winner_node[end] = len(nodes) - 1
+        path = []
+        end = n
+        while end > 0:
+            path.append(winner_node[end])
+            end = start_at[end]
+        path.reverse()
+        return Lattice(text, nodes, [float(x) for x in best], start_at, best_id, path, offers)
+
+    # -- n-best -------------------------------------------------------------------
+    def nbest(self, text: str, k: int) -> list[tuple[list[tuple[int, int, int]], float]]:
+        """The ``k`` best segmentations with their total scores, best first (exact sums in
+        double; a teaching tool, not a bit-exact copy of sentencepiece's A* search).
+
+        Example: ``[[model.pieces[i] for i, _, _ in segs] for segs, _ in model.nbest("▁hello", 3)]``
+        """
+        if not isinstance(k, int) or k < 1:
+            raise LabkitError(f"UnigramModel.nbest: k must be a positive int, got {k!r}")
+        if not text:
+            return [([], 0.0)]
+        n = len(text)
+        edges: list[list[tuple[int, int, float]]] = [[] for _ in range(n + 1)]  # by end offset
+        for pos in range(n):
+            found = self.trie.prefixes(text, pos)
+            for end, piece_id in found:
+                edges[end].append((pos, piece_id, self.scores[piece_id]))
+            if not any(end == pos + 1 for end, _ in found):
+                edges[pos + 1].append((pos, self.unk_id, self.unk_score))
+        # top[j]: up to k best (score, path) ending at j, kept sorted best first
+        top: list[list[tuple[float, tuple]]] = [[] for _ in range(n + 1)]
+        top[0] = [(0.0, ())]
+        for j in range(1, n + 1):
+            pool = []
+            for start, piece_id, score in edges[j]:
+                for total, path in top[start]:
+                    pool.append((total + score, path + ((piece_id, start, j),)))
+            top[j] = heapq.nlargest(k, pool, key=lambda item: item[0])
+        return [(list(path), total) for total, path in top[n]]
