@@ -104,6 +104,11 @@ class WindowDiffDecoder:
         else:
             base, text = self._decode(start, n - 1), window_text
             why = "diff against the window one id back"
+            while self.fallback and base == "" and start > self._floor:
+                # blind context (skipped specials only): look further back for a word-initial space
+                start = max(self._floor, start - self.k)
+                base, text = self._decode(start, n - 1), self._decode(start)
+                why = "blind window: widened"
         if row is not None:
             row.update(base_text=base, diff_text=text)
         if len(text) <= len(base):
