@@ -289,7 +289,10 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer["treat_whitespace_as_suffix"] = False
         options["byte_fallback"] = any(t == TOKEN_BYTE for t in types)
         charsmap = _get(kv, TK.PRECOMPILED_CHARSMAP, list, source)
-        normalizer["charsmap"] = bytes((b + 256) % 256 for b in charsmap) if charsmap else None
+        if charsmap and any(isinstance(b, bool) or not isinstance(b, int) or not -128 <= b <= 255 for b in charsmap):
+            raise FormatError(f"{source}: {TK.PRECOMPILED_CHARSMAP!r} must be an array of bytes (int8 or uint8)")
+        # llama.cpp writes the charsmap as int8: map -128..-1 back to 128..255
+        normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap else None
     if family == "wordpiece":
         normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
         options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",

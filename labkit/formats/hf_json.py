@@ -200,22 +200,28 @@ def check_merges(merges: list[tuple[str, str]], vocab: dict[str, int], source: s
 # ----------------------------------------------------------------------------- pipeline parts
 
 
+_SEQUENCE_KEY = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders"}
+
+
 def _components(node: Any, source: str, where: str) -> list[dict]:
-    """A normalizer/pre-tokenizer/decoder as a flat list (Sequence unrolled)."""
-    if node is None:
-        return []
-    expect(node, dict, source, where)
-    kind = node.get("type")
-    if kind == "Sequence":
-        key = "normalizers" if "normalizers" in node else "pretokenizers" if "pretokenizers" in node else "decoders"
-        parts = expect(node.get(key), list, source, f"{where}.{key}")
-        out = []
-        for n, part in enumerate(parts):
-            out.extend(_components(part, source, f"{where}.{key}[{n}]"))
-        return out
-    if kind is not None:
-        expect(kind, str, source, f"{where}.type")
-    return [node]
+    """A normalizer/pre-tokenizer/decoder as a flat list (Sequence unrolled, depth-first)."""
+    key = _SEQUENCE_KEY[where]
+    out: list[dict] = []
+    stack = [(node, where)]  # a stack, not recursion: nesting depth is the file's choice
+    while stack:
+        item, place = stack.pop()
+        if item is None and place == where:
+            continue
+        expect(item, dict, source, place)
+        kind = item.get("type")
+        if kind is not None:
+            expect(kind, str, source, f"{place}.type")
+        if kind == "Sequence":
+            parts = expect(item.get(key), list, source, f"{place}.{key}")
+            stack.extend((part, f"{place}.{key}[{n}]") for n, part in reversed(list(enumerate(parts))))
+        else:
+            out.append(item)
+    return out
 
 
 def _split_pre_name(pretokenizers: list[dict], source: str) -> str | None:
@@ -234,7 +240,7 @@ def _split_pre_name(pretokenizers: list[dict], source: str) -> str | None:
     return None
 
 
-def _post_processor_framing(post: Any, source: str) -> dict[str, Any]:
+def _post_processor_framing(post: Any, source: str, depth: int = 0) -> dict[str, Any]:
     """What the post-processor adds around one sequence: leading and trailing specials."""
     if post is None:
         return {}
@@ -268,8 +274,10 @@ def _post_processor_framing(post: Any, source: str) -> dict[str, Any]:
                         ids[name] = index
         return {"kind": "template", "lead": lead, "trail": trail, "ids": ids}
     if kind == "Sequence":
+        if depth > 8:
+            raise FormatError(f"{source}: post_processor Sequences nested more than 8 deep")
         for n, part in enumerate(expect(post.get("processors"), list, source, "post_processor.processors")):
-            found = _post_processor_framing(part, source)
+            found = _post_processor_framing(part, source, depth + 1)
             if found.get("kind") in ("cls_sep", "template"):
                 return found
     return {}
@@ -563,7 +571,7 @@ def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framin
         expect(decoder, dict, source, "added_tokens_decoder")
         extra = []
         for key, entry in decoder.items():
-            if not key.lstrip("-").isdigit():
+            if not re.fullmatch(r"[0-9]{1,12}", key):
                 raise FormatError(f"{source}: added_tokens_decoder key {key[:20]!r} is not an id")
             expect(entry, dict, source, f"added_tokens_decoder[{key}]")
             if entry.get("content") in present:
