@@ -46,6 +46,11 @@ class TiktokenTokenizer(Tokenizer):
         self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            # tiktoken would quietly turn a lone surrogate into U+FFFD; the other engines refuse it
+            raise LabkitError(f"{self.name}: text is not valid Unicode ({exc.reason} at char {exc.start})") from None
         if self._nfc and not unicodedata.is_normalized("NFC", text):
             normalized, char_map = nfc_with_offsets(text)
         else:
@@ -70,9 +75,12 @@ class TiktokenTokenizer(Tokenizer):
 
     def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
         """(start, end) chars of each token: a token holding part of a character gets all of it."""
-        char_at_byte: list[int] = []
-        for index, ch in enumerate(text):
-            char_at_byte.extend([index] * len(ch.encode("utf-8")))
+        if text.isascii():
+            char_at_byte: list[int] | range = range(len(text))
+        else:
+            char_at_byte = []
+            for index, ch in enumerate(text):
+                char_at_byte.extend([index] * len(ch.encode("utf-8")))
         out = []
         pos = 0
         for i in ids:

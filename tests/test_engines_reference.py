@@ -1,0 +1,220 @@
+"""The reference engines one by one (hf, tiktoken, sentencepiece, mock) and the span drawing.
+
+Expected values here come from the original libraries' documented behaviour or from the
+files themselves (GPT-2's merge list, llama's scores), never from the code under test.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+import tokenizers
+
+import labkit
+from labkit.core import TOKEN_NORMAL, EngineUnavailable, Encoding, LabkitError
+from labkit.engines import hf, mock, sentencepiece_engine, tiktoken_engine
+from labkit.engines.mock import mock_tokenizer, mock_vocab
+from labkit.viz.spans import TokenSpans, token_spans, visible
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str, engine: str) -> labkit.Tokenizer:
+    return labkit.load(name, engine=engine)
+
+
+# ----------------------------------------------------------------------------- mock
+
+
+def test_mock_is_character_level_with_specials():
+    tok = mock_tokenizer()
+    assert tok.engine == "mock" and tok.backend is None
+    assert tok.encode("ab").ids == [74, 75]  # 6 specials + <tool> + tab/newline + 0x20..0x60
+    assert tok.encode("ab", add_special_tokens=True).ids == [1, 74, 75]
+    assert tok.encode("a<|end|>", parse_special=True).tokens == ["a", "<|end|>"]
+    assert tok.encode("a<|end|>", parse_special=False).tokens == list("a<|end|>")
+    # user-defined added tokens are matched whatever parse_special says
+    assert tok.encode("<tool>", parse_special=False).ids == [6]
+    assert tok.encode("é").tokens == ["<unk>"]
+    enc = tok.encode("x<s>y")
+    assert enc.offsets == [(0, 1), (1, 4), (4, 5)]
+    assert tok.decode(enc.ids) == "x<s>y"
+    assert tok.decode(enc.ids, skip_special_tokens=True) == "xy"
+
+
+def test_mock_eos_and_errors():
+    tok = mock.build(mock_vocab(add_bos=False, add_eos=True))
+    assert tok.encode("a", add_special_tokens=True).tokens == ["a", "</s>"]
+    with pytest.raises(LabkitError, match="unknown id"):
+        tok.decode([tok.vocab_size])
+    with pytest.raises(EngineUnavailable):
+        mock.build(load("gpt2", "hf").vocab)
+
+
+# ----------------------------------------------------------------------------- hf
+
+
+def test_hf_minilm_has_padding_and_truncation_off():
+    tok = load("minilm", "hf")
+    assert tok.backend.padding is None and tok.backend.truncation is None
+    enc = tok.encode("word " * 300, add_special_tokens=True)
+    assert len(enc.ids) == 302 and enc.ids[0] == 101 and enc.ids[-1] == 102
+    assert 0 not in enc.ids  # no [PAD]
+
+
+def test_hf_framing_follows_the_model():
+    assert load("bert-bge", "hf").encode("hello", add_special_tokens=True).tokens == ["[CLS]", "hello", "[SEP]"]
+    assert load("llama-spm", "hf").encode("Hello", add_special_tokens=True).ids == [1, 15043]
+    assert load("gpt2", "hf").encode("Hello", add_special_tokens=True).ids == [15496]
+
+
+def test_hf_parse_special():
+    tok = load("qwen2", "hf")
+    assert tok.encode("<|im_end|>", parse_special=True).ids == [151645]
+    plain = tok.encode("<|im_end|>", parse_special=False).ids
+    assert 151645 not in plain and len(plain) > 1
+    # qwen2's [PADnnn] pieces are user-defined (non-special): matched either way
+    assert tok.encode("[PAD151646]", parse_special=False).ids == [151646]
+    assert tok.decode([151645, 9707], skip_special_tokens=True) == "Hello"
+    assert tok.decode([151645, 9707]) == "<|im_end|>Hello"
+
+
+def test_hf_spm_merges_from_scores_follow_the_scores():
+    vocab = load("llama-spm", "hf").vocab
+    merges = hf.spm_merges_from_scores(vocab)
+    ids = {t: i for i, t in enumerate(vocab.tokens)}
+    # llama's best-scored two-character pieces are '▁t', 'er', 'in' (ids 260, 261, 262)
+    assert merges[:3] == [("▁", "t"), ("e", "r"), ("i", "n")]
+    scores = [vocab.scores[ids[a + b]] for a, b in merges]
+    assert scores == sorted(scores, reverse=True)
+    assert all(vocab.token_types[ids[a + b]] == TOKEN_NORMAL for a, b in merges[:5000])
+
+
+def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list():
+    # GPT-2's file has both: token i >= 256 is made by merge i - 256, so ranks = ids
+    vocab = load("gpt2", "hf").vocab
+    from labkit.algorithms.bytes_unicode import gpt2_to_bytes
+
+    token_bytes = [gpt2_to_bytes(t) if ty == TOKEN_NORMAL else None for t, ty in zip(vocab.tokens, vocab.token_types)]
+    assert hf.merges_from_ranks(token_bytes) == list(vocab.merges)
+
+
+def test_hf_decode_invalid_utf8_is_replacement_char():
+    gpt2 = load("gpt2", "hf")
+    first_byte_of_emoji = gpt2.encode("😀").ids[:1]
+    assert gpt2.decode(first_byte_of_emoji) == "\ufffd"
+    assert load("llama-spm", "hf").decode([243]) == "\ufffd"  # <0xF0> alone
+
+
+def test_hf_unigram_names_unknowns_by_the_vocab_spelling():
+    tok = load("botchan-unigram", "hf")
+    enc = tok.encode("<unk> 日")
+    assert enc.tokens == ["▁", "<unk>", "un", "k", "<unk>", "▁", "<unk>"]
+    assert tok.decode(enc.ids) == "<unk>unk<unk> <unk>"
+
+
+def test_hf_build_errors_are_labkit_errors():
+    vocab = load("gpt2", "hf").vocab
+    broken = dataclasses.replace(vocab, merges=[("no-such", "token"), *vocab.merges[1:]])
+    with pytest.raises(LabkitError):
+        hf.build(broken)
+    duplicated = dataclasses.replace(vocab, tokens=["!", *vocab.tokens[1:]] if vocab.tokens[0] != "!" else ["\"", *vocab.tokens[1:]])
+    with pytest.raises(LabkitError):
+        hf.build(duplicated)
+    with pytest.raises(LabkitError):
+        hf.build(dataclasses.replace(vocab, pre="no-such-pre"))
+
+
+@pytest.mark.parametrize("name,engine", [("gpt2", "hf"), ("gpt2", "tiktoken"), ("llama-spm", "sentencepiece"),
+                                         ("botchan-unigram", "hf"), ("bert-bge", "hf")])
+def test_lone_surrogates_are_labkit_errors(name, engine):
+    with pytest.raises(LabkitError):
+        load(name, engine).encode("a\ud800b")
+
+
+# ----------------------------------------------------------------------------- tiktoken
+
+
+def test_tiktoken_needs_one_regex():
+    with pytest.raises(EngineUnavailable, match="regexes in sequence"):
+        labkit.load("gpt2", engine="tiktoken", pre="falcon")
+
+
+def test_tiktoken_refuses_ids_that_are_not_ranks():
+    vocab = load("gpt2", "hf").vocab
+    merges = list(vocab.merges)
+    merges[10], merges[11] = merges[11], merges[10]
+    with pytest.raises(EngineUnavailable, match="cannot serve as tiktoken ranks"):
+        tiktoken_engine.build(dataclasses.replace(vocab, merges=merges))
+    with pytest.raises(EngineUnavailable):
+        tiktoken_engine.build(load("llama-spm", "hf").vocab)
+
+
+def test_tiktoken_nfc_and_offsets_into_the_original_text():
+    tok = load("qwen2", "tiktoken")
+    decomposed = tok.encode("e\u0301!")
+    assert decomposed.ids == tok.encode("\u00e9!").ids == load("qwen2", "hf").encode("e\u0301!").ids
+    assert decomposed.offsets == [(0, 2), (2, 3)]
+
+
+def test_tiktoken_special_tokens_and_holes():
+    tok = load("cl100k_base", "tiktoken")
+    assert tok.encode("<|endoftext|>").ids == [100257]
+    assert 100257 not in tok.encode("<|endoftext|>", parse_special=False).ids
+    # 100256 is a hole in cl100k's ranks: both engines spell it by its placeholder
+    assert tok.decode([100256, 9906]) == load("cl100k_base", "hf").decode([100256, 9906]) == "<|unused_100256|>Hello"
+
+
+# ----------------------------------------------------------------------------- sentencepiece
+
+
+def test_sentencepiece_serves_gguf_through_a_model_proto():
+    tok = load("llama-spm", "sentencepiece")
+    assert tok.backend.get_piece_size() == 32000
+    assert tok.encode(" Hello").ids == [29871, 15043]
+    assert tok.decode([1, 15043]) == "<s> Hello"  # control ids spelled, as tokenizers does
+    assert tok.decode([1, 15043], skip_special_tokens=True) == "Hello"
+    with pytest.raises(EngineUnavailable):
+        sentencepiece_engine.build(load("bert-bge", "hf").vocab)
+
+
+def test_sentencepiece_keeps_its_own_unknown_surface():
+    # sentencepiece decodes <unk> as " ⁇ " (its unk_surface); tokenizers spells "<unk>"
+    tok = load("botchan-unigram", "sentencepiece")
+    enc = tok.encode("日")
+    assert enc.tokens == ["▁", "<unk>"]
+    assert tok.decode(enc.ids) == " \u2047 "
+
+
+# ----------------------------------------------------------------------------- spans
+
+
+def test_spans_text_fallback_and_html():
+    drawing = token_spans(load("gpt2", "hf"), "Hello world\n!")
+    assert repr(drawing) == "Hello|·world|↵|!"
+    page = drawing._repr_html_()
+    assert page == token_spans(load("gpt2", "hf"), "Hello world\n!")._repr_html_()  # deterministic
+    assert 'title="15496:Hello"' in page and 'title="995:Ġworld"' in page
+    assert "↵<br>" in page and "id=" not in page
+
+
+def test_spans_group_bytes_of_one_character_and_show_framing():
+    drawing = token_spans(load("gpt2", "hf"), "😀", title="emoji")
+    (span,) = drawing.spans
+    assert span.text == "😀" and len(span.ids) == 2 and drawing.n_tokens == 2
+    assert repr(drawing) == "emoji (2 tokens): 😀"
+    bert = token_spans(load("bert-bge", "hf"), "Hi  <b>", add_special_tokens=True)
+    assert repr(bert) == "«[CLS]»|Hi|(··)|<|b|>|«[SEP]»"
+    assert "&lt;" in bert._repr_html_() and "dashed" in bert._repr_html_()
+
+
+def test_spans_reject_bad_input():
+    with pytest.raises(LabkitError):
+        TokenSpans.from_encoding(Encoding([1], ["x"], [(0, 5)]), "abc")
+    with pytest.raises(LabkitError):
+        TokenSpans.from_encoding([1, 2], "abc")
+    assert visible("a\tb\x00") == "a→b\\x00"
+
+
+def test_backend_is_the_library_object():
+    assert isinstance(load("gpt2", "hf").backend, tokenizers.Tokenizer)
