@@ -375,6 +375,22 @@ class SpmNormalizer:
 
         Example: ``SpmNormalizer(None).normalize(" a  b ")`` -> ``'▁a▁b'``
         """
+        if (
+            self.compat == "sentencepiece" and self.remove_extra_whitespaces and self._exact_chars
+            and isinstance(text, str) and not self.needs_lookup(text)
+        ):
+            # nothing to look up: only the whitespace rules apply (the common case)
+            words = " ".join(filter(None, text.split(" ")))
+            if not words:
+                return ""
+            if self.escape_whitespaces:
+                words = words.replace(" ", SPACE_SYMBOL)
+            if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+                words = self._space + words
+            words = words.rstrip(self._space)
+            if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+                words += self._space
+            return words
         return self.normalize_with_alignment(text)[0]
 
     def normalize_with_alignment(self, text: str) -> tuple[str, list[int]]:
@@ -492,12 +508,24 @@ class SpmNormalizer:
         first_single = set(singles)
         for symbol in self.user_defined:
             first_single.add(symbol[0])
-        first_class = _char_class(first_single) + "\ud800-\udfff"
-        parts = [f"[{first_class}]"]
-        if second:
-            parts.append(f".(?=[{_char_class(second)}])")
-        self._hot = re.compile("|".join(parts), re.DOTALL)
+        # one class for every char that can need the trie: starts of rules, second chars of
+        # longer keys (the rule then starts one char earlier) and lone surrogates
+        self._hot = re.compile(f"[{_char_class(first_single | set(second))}\ud800-\udfff]")
         self._first_single = frozenset(first_single)
+        self._second = frozenset(second)
+        self._hot_set = frozenset(first_single | set(second))
+        ascii_hot = sorted(c for c in self._hot_set if c.isascii())
+        self._ascii_hot = re.compile(f"[{_char_class(ascii_hot)}]").search if ascii_hot else None
+
+    def needs_lookup(self, text: str) -> bool:
+        """True when some char of ``text`` could start a user-defined symbol or a charsmap
+        rule (or is a lone surrogate); False means normalising only applies whitespace rules.
+
+        Example: ``SpmNormalizer.from_vocab(vocab).needs_lookup("plain ascii")`` -> ``False``
+        """
+        if text.isascii():
+            return self._ascii_hot is not None and self._ascii_hot(text) is not None
+        return not self._hot_set.isdisjoint(text) or self._hot.search(text) is not None
 
     def _chunks(self, text: str) -> list[tuple[str, int, int, bool]]:
         """Split ``text`` into (replacement, start, consumed chars, verbatim) chunks; a
@@ -507,6 +535,7 @@ class SpmNormalizer:
         chunks = []
         append = chunks.append
         search = self._hot.search
+        second = self._second
         n = len(text)
         pos = 0
         while pos < n:
@@ -515,6 +544,8 @@ class SpmNormalizer:
                 append((text[pos:], pos, n - pos, True))
                 break
             hot = match.start()
+            if hot > pos and text[hot] in second:
+                hot -= 1  # a longer key may start on the char before its second char
             if hot > pos:
                 append((text[pos:hot], pos, hot - pos, True))
             pos = hot

@@ -63,6 +63,18 @@ def to_float32(value: float) -> float:
     return _F32[0]
 
 
+def split_words(text: str) -> list[str]:
+    """Cut normalised text before each '▁' (the pieces between cuts are segmented alone).
+
+    Example: ``split_words("▁the▁▁cat")`` -> ``['▁the', '▁', '▁cat']``
+    """
+    parts = text.split("\u2581")
+    words = ["\u2581" + w for w in parts[1:]]
+    if parts[0]:
+        words.insert(0, parts[0])
+    return words
+
+
 # ----------------------------------------------------------------------------- tries
 
 
@@ -462,39 +474,106 @@ class UnigramModel:
 
     def encode_words(self, text: str, cache: dict | None = None) -> list[tuple[int, int, int]]:
         """:meth:`encode`, one '▁'-word at a time through ``cache``: the same result, faster
-        on repeated words. Valid only when :attr:`word_boundary` holds, and exact even for
-        32-bit sums: a cached word is reused only when its decisions win by a margin wider
-        than the rounding the running total could add; otherwise the word is recomputed.
+        on repeated words. Valid only when :attr:`word_boundary` holds, and exact even with
+        rounding: a cached word is reused only when each of its decisions won by a margin
+        wider than the rounding the running total could add; otherwise the word is
+        recomputed from the exact running total.
 
         Example: ``model.encode_words("▁the▁cat▁the", cache={})``
         """
         if not self.word_boundary or cache is None:
             return self.encode(text)
-        segments: list[tuple[int, int, int]] = []
-        total = 0.0
-        n = len(text)
+        out: list[tuple[int, int, int]] = []
         start = 0
-        float32 = self.float32_sums
-        while start < n:
-            end = text.find("\u2581", start + 1)
-            if end < 0:
-                end = n
-            word = text[start:end]
-            entry = cache.get(word)
+        for word, (pieces, _) in zip(*self._cached_words(text, cache)):
+            out.extend([(piece_id, start + s, start + e) for piece_id, s, e in pieces])
+            start += len(word)
+        return self.finish(out, text)
+
+    def encode_ids(self, text: str, cache: dict | None = None) -> list[int]:
+        """The ids of :meth:`encode_words` (the fast path: no offsets).
+
+        Example: ``model.encode_ids("▁the▁cat", cache={})``
+        """
+        if not self.word_boundary or cache is None:
+            return [piece_id for piece_id, _, _ in self.encode(text)]
+        return self.encode_word_list(split_words(text), cache, text)
+
+    def encode_word_list(self, words: list[str], cache: dict, text: str | None = None) -> list[int]:
+        """Ids for a normalised text already split before each '▁' (``split_words``).
+
+        Example: ``model.encode_word_list(["▁the", "▁cat"], {})``
+        """
+        ids: list[int] = []
+        extend = ids.extend
+        scale = _ULP32_SCALE if self.float32_sums else 1.0
+        approx = 0.0
+        exact = 0.0
+        replay: list[tuple] = []
+        get = cache.get
+        ulp = math.ulp
+        for word in words:
+            entry = get(word)
             if entry is None:
                 entry = cache[word] = self._word_entry(word)
-            pieces, margin, magnitude = entry
-            # rounding can only flip a decision whose margin is within the error bound
-            ulp = math.ulp(abs(total) + magnitude) * (_ULP32_SCALE if float32 else 1.0)
-            if margin <= (len(word) + 4) * 4 * ulp:
-                pieces, total = self._word_at(word, total)
+            if entry[3] <= ulp(approx + entry[4]) * scale:
+                exact = self._replay(exact, replay)
+                replay = []
+                pieces, exact = self._word_at(word, exact)
+                extend([piece_id for piece_id, _, _ in pieces])
+                approx = abs(exact) * 1.001
             else:
-                for piece_id, s, e in pieces:
-                    total = to_float32(total + self.scores[piece_id]) if float32 else total + self.scores[piece_id]
-            for piece_id, s, e in pieces:
-                segments.append((piece_id, start + s, start + e))
-            start = end
-        return self.finish(segments, text)
+                extend(entry[1])
+                replay.append(entry[2])
+                approx += entry[5]
+        if self.unk_id in ids:
+            if text is None:
+                text = "".join(words)
+            return [piece_id for piece_id, _, _ in self.encode_words(text, cache)]
+        return ids
+
+    def _cached_words(self, text: str | list[str], cache: dict) -> tuple[list[str], list[tuple]]:
+        """Split at '▁' (unless given the words) and segment each word, from the cache where
+        that is exact: (words, [(pieces, ids) per word]) with pieces' offsets within the word."""
+        words = split_words(text) if isinstance(text, str) else text
+        results = []
+        scale = _ULP32_SCALE if self.float32_sums else 1.0
+        approx = 0.0  # |running total|, an upper bound good enough for the error bound
+        exact = 0.0  # the running total exactly as the full pass would hold it ...
+        replay: list[tuple] = []  # ... once these words' scores are added to it
+        get = cache.get
+        ulp = math.ulp
+        for word in words:
+            entry = get(word)
+            if entry is None:
+                entry = cache[word] = self._word_entry(word)
+            pieces, ids, scores, bound, magnitude, word_sum = entry
+            # rounding can only flip a decision whose margin is within the error bound
+            if bound <= ulp(approx + magnitude) * scale:
+                exact = self._replay(exact, replay)
+                replay = []
+                pieces, exact = self._word_at(word, exact)
+                ids = tuple(piece_id for piece_id, _, _ in pieces)
+                approx = abs(exact) * 1.001
+            else:
+                replay.append(scores)
+                approx += word_sum
+            results.append((pieces, ids))
+        return words, results
+
+    def _replay(self, total: float, replay: list[tuple]) -> float:
+        """Add the pieces' scores to ``total`` one at a time, rounding as the full pass does."""
+        if self.float32_sums:
+            f32 = _F32
+            for scores in replay:
+                for score in scores:
+                    f32[0] = total + score
+                    total = f32[0]
+        else:
+            for scores in replay:
+                for score in scores:
+                    total = total + score
+        return total
 
     def _word_entry(self, word: str):
         """(segmentation, smallest winning margin, largest magnitude) of one word from 0."""
@@ -538,7 +617,11 @@ class UnigramModel:
             pieces.append((best_id[end], start, end))
             end = start
         pieces.reverse()
-        return tuple(pieces), margin, magnitude
+        ids = tuple(piece_id for piece_id, _, _ in pieces)
+        scores = tuple(self.unk_score if piece_id == self.unk_id else self.scores[piece_id] for piece_id, _, _ in pieces)
+        # errors grow by at most half an ulp per addition along a chain of len(word) pieces
+        bound = margin / ((n + 4) * 4)
+        return tuple(pieces), ids, scores, bound, magnitude, abs(sum(scores)) * 1.001 + 1e-6
 
     def _word_at(self, word: str, total: float):
         """Segment one word exactly as the full pass would, starting from running ``total``."""

@@ -12,6 +12,8 @@ Example: ``labkit.load("botchan-unigram", engine="labkit").encode("What is LoRA?
 """
 from __future__ import annotations
 
+import re
+
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.unigram import Lattice, UnigramModel
@@ -21,12 +23,14 @@ from labkit.core import (
     TOKEN_CONTROL,
     TOKEN_UNKNOWN,
     TOKEN_USER_DEFINED,
+    Encoding,
     EngineUnavailable,
     LabkitError,
     VocabData,
 )
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
+_NON_SPACE = re.compile(r"[^ ]+")
 _WORD_CACHE_LIMIT = 200_000  # entries; the cache is cleared when it grows past this
 
 
@@ -63,14 +67,58 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             byte_fallback=bool(vocab.options.get("byte_fallback", False)),
         )
         self.word_cache: dict | None = {} if word_cache else None
+        n = self.normalizer
+        self._plain_words = (
+            n.compat == "sentencepiece" and n.add_dummy_prefix and n.remove_extra_whitespaces and n.escape_whitespaces
+            and not n.treat_whitespace_as_suffix and n._exact_chars and self.model.word_boundary
+        )
+        self._needs_lookup = n.needs_lookup
         self.unk_surface = vocab.options.get("unk_surface", " \u2047 ") if self.sentencepiece_semantics else "\u2585"
 
     # -- encoding ---------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
+        cache = self.word_cache
+        if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
+            fast = self._encode_plain(text, cache)
+            if fast is not None:
+                return [(piece_id, start, end) for piece_id, (start, end) in zip(*fast)]
         normalized, align = self.normalizer.normalize_with_alignment(text)
         if not normalized:
             return []
         return [(piece_id, align[s], align[e]) for piece_id, s, e in self._pieces(normalized)]
+
+    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        cache = self.word_cache
+        if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
+            segments = self.splitter.split(text, parse_special)
+            if len(segments) == 1 and segments[0][2] is None:
+                fast = self._encode_plain(text, cache)
+                if fast is not None:
+                    ids, offsets = fast
+                    if add_special_tokens:
+                        ids, offsets = self._frame(ids, offsets, len(text))
+                    return Encoding(ids=ids, tokens=list(map(self.vocab.tokens.__getitem__, ids)), offsets=offsets)
+        return super()._encode(text, add_special_tokens, parse_special)
+
+    def _encode_plain(self, text: str, cache: dict) -> tuple[list[int], list[tuple[int, int]]] | None:
+        """Text the charsmap leaves alone, word by word: (ids, offsets), or None if it has
+        unknowns (their merging crosses words, so the general path handles them)."""
+        if len(cache) > _WORD_CACHE_LIMIT:
+            cache.clear()
+        spans = [m.span() for m in _NON_SPACE.finditer(text)]
+        words, results = self.model._cached_words(["\u2581" + text[a:b] for a, b in spans], cache)
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        unk = self.model.unk_id
+        space_at = spans[0][0] if spans else 0  # the dummy prefix sits where the text starts
+        for (a, b), (pieces, word_ids) in zip(spans, results):
+            if unk in word_ids:
+                return None
+            ids.extend(word_ids)
+            shift = a - 1
+            offsets.extend([(space_at if s == 0 else shift + s, shift + e) for _, s, e in pieces])
+            space_at = b  # the next word's '▁' is the first space after this word
+        return ids, offsets
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no control-token matching and no BOS/EOS (the fast path).
@@ -80,8 +128,17 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
         if self.sentencepiece_semantics:
+            cache = self.word_cache
+            if cache is not None and len(cache) > _WORD_CACHE_LIMIT:
+                cache.clear()
+            if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
+                # text the charsmap leaves alone: its '▁'-words are its space-separated words
+                words = ["\u2581" + w for w in text.split(" ") if w]
+                return self.model.encode_word_list(words, cache) if words else []
             normalized = self.normalizer.normalize(text)
-            return [piece_id for piece_id, _, _ in self._pieces(normalized)] if normalized else []
+            if not normalized:
+                return []
+            return self.model.encode_ids(normalized, cache)
         return super().encode_ordinary(text)
 
     def _pieces(self, normalized: str) -> list[tuple[int, int, int]]:
