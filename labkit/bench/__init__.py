@@ -16,6 +16,7 @@ SUITES = {
     "stream": "labkit.bench.stream",
     "stop": "labkit.bench.stop",
     "cache": "labkit.bench.cache",
+    "serving": "labkit.bench.serving",
 }
 
 
