@@ -81,7 +81,7 @@ class RenderLimits:
     Example: ``ChatTemplate(src, limits=RenderLimits(max_seconds=0.1))``
     """
 
-    max_steps: int = 1_000_000        # loop iterations + calls + filters + operators + prints
+    max_steps: int = 500_000          # loop iterations + calls + filters + operators + prints
     max_depth: int = 48               # nested macro / recursive-loop calls
     max_string: int = 8_000_000       # chars of any one value a template builds or stringifies
     max_items: int = 200_000          # items of any one list a template builds
@@ -1061,3 +1061,29 @@ def encode_chat(tok, messages, *, add_generation_prompt: bool = False, add_speci
     if not isinstance(text, str):
         raise ChatTemplateError("encode_chat() takes one conversation, not a batch")
     return encode_rendered(tok, text, add_special_tokens=add_special_tokens)
+
+
+# ----------------------------------------------------------------------------- where generation ends
+
+# Spellings llama.cpp treats as end-of-generation wherever they are in the vocabulary, on top
+# of the file's eos/eot/eom ids (src/llama-vocab.cpp, "auto-detect special tokens by text").
+END_OF_TURN_SPELLINGS = (
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+)
+
+
+def end_of_generation_ids(tok) -> tuple[int, ...]:
+    """Ids that end generation: the file's EOS ids plus every known end-of-turn spelling the
+    vocabulary holds as one token (llama.cpp's rule), in id order.
+
+    Example: ``end_of_generation_ids(labkit.load("qwen2"))`` -> ``(151643, 151645)``
+    """
+    ids = set(tok.special_tokens.eos_ids)
+    if tok.special_tokens.eos_id is not None:
+        ids.add(tok.special_tokens.eos_id)
+    for spelling in END_OF_TURN_SPELLINGS:
+        token_id = tok.token_to_id(spelling)
+        if token_id is not None:
+            ids.add(token_id)
+    return tuple(sorted(ids))

@@ -1,0 +1,75 @@
+"""Checkers for the "Try it" exercises of notebook 07 (special tokens and chat templates).
+
+Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
+with a hint, and returns True/False.
+Introduced in notebook ``07_special_tokens_chat_templates``.
+
+Example: ``check_token_count(labkit.load("qwen2"), "<|im_start|>user", 2)`` prints ``right``
+"""
+from __future__ import annotations
+
+from labkit.chat import ChatTemplateError, end_of_generation_ids, render_chat_template
+from labkit.core import LabkitError
+
+
+def _verdict(ok: bool, hint: str) -> bool:
+    print("right" if ok else f"wrong: {hint}")
+    return ok
+
+
+def check_token_count(tok, text: str, answer: int, *, parse_special: bool = True) -> bool:
+    """How many ids does ``text`` encode to (special tokens parsed or not)?
+
+    Example: ``check_token_count(labkit.load("qwen2"), "<|im_end|>", 1)`` -> True
+    """
+    ids = tok.encode(text, parse_special=parse_special).ids
+    how = "each special spelling is one id" if parse_special else "special spellings are plain text, cut by BPE"
+    return _verdict(answer == len(ids), f"{how}; encode it and count")
+
+
+# Conversations the template exercise is checked on, and the format it asks for.
+EXERCISE_CONVERSATIONS = (
+    [{"role": "user", "content": "Hi"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+    [{"role": "user", "content": "a\nb"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "é"}],
+)
+
+
+def _expected_plain_format(messages, add_generation_prompt: bool) -> str:
+    lines = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+    return lines + ("assistant:" if add_generation_prompt else "")
+
+
+def check_plain_template(source: str) -> bool:
+    """Does ``source`` render each message as ``role: content`` plus a newline, and end with
+    ``assistant:`` only when ``add_generation_prompt`` is true?
+
+    Example: ``check_plain_template("{% for m in messages %}...{% endfor %}...")``
+    """
+    for messages in EXERCISE_CONVERSATIONS:
+        for gen in (False, True):
+            expected = _expected_plain_format(messages, gen)
+            try:
+                got = render_chat_template(source, messages, add_generation_prompt=gen)
+            except ChatTemplateError as exc:
+                return _verdict(False, f"the template failed: {exc}")
+            if got != expected:
+                return _verdict(False, f"for {messages!r} with add_generation_prompt={gen} expected "
+                                       f"{expected!r}, got {got!r} (trim_blocks removes the newline after a tag)")
+    return _verdict(True, "")
+
+
+def check_stop_ids(tok, answer) -> bool:
+    """Which ids end generation for ``tok`` (its EOS ids plus llama.cpp's end-of-turn spellings)?
+
+    Example: ``check_stop_ids(labkit.load("gpt2"), {50256})`` -> True
+    """
+    try:
+        given = {int(i) for i in answer}
+    except (TypeError, ValueError):
+        raise LabkitError(f"check_stop_ids: answer must be a set of ids, got {answer!r}") from None
+    right = set(end_of_generation_ids(tok))
+    missing = sorted(right - given)
+    extra = sorted(given - right)
+    return _verdict(given == right, f"missing {missing}, not stop ids {extra}: look at eos_ids and at "
+                                    "labkit.chat.END_OF_TURN_SPELLINGS in the vocabulary")
