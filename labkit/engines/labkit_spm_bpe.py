@@ -77,6 +77,10 @@ class SpmBpeTokenizer(LabkitTokenizer):
         self._remove_extra_ws = bool(settings["remove_extra_whitespaces"])
         self._byte_values = {i: parse_byte_piece(t) for i, t in enumerate(vocab.tokens) if vocab.token_types[i] == TOKEN_BYTE}
 
+    def clear_cache(self) -> None:
+        """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
+        self._cache.clear()
+
     # -- encode -------------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
         # the dummy prefix belongs to the text start and to text right after an added token
@@ -88,42 +92,40 @@ class SpmBpeTokenizer(LabkitTokenizer):
         out: list[tuple[int, int, int]] = []
         append = out.append
         last = len(align) - 1
-        for token_id, a, b in self._spans(normalized):
-            start = align[a]
-            end = align[b]
-            if end <= align[b - 1]:
-                # the last char was inserted (dummy prefix) or expanded: it ends where the
-                # next original char starts
-                anchor = align[b - 1]
-                j = b
-                while j < last and align[j] <= anchor:
-                    j += 1
-                end = align[j]
-            append((token_id, start, end))
-        return out
-
-    def _spans(self, normalized: str) -> list[tuple[int, int, int]]:
-        """(id, start, end) over the normalised text, word by word through the cache."""
         if self._chunk_re is None:
-            return self.model.encode_spans(normalized)
+            words = [(normalized, 0)]
+        else:
+            words = [(m.group(), m.start()) for m in self._chunk_re.finditer(normalized)]
         cache = self._cache
-        encode = self.model.encode_spans
-        out: list[tuple[int, int, int]] = []
-        extend = out.extend
-        for match in self._chunk_re.finditer(normalized):
-            word = match.group()
+        for word, base in words:
             spans = cache.get(word)
             if spans is None:
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                spans = tuple(encode(word))
-                cache[word] = spans
-            base = match.start()
-            if base:
-                extend([(i, a + base, b + base) for i, a, b in spans])
-            else:
-                extend(spans)
+                spans = self._word(word)
+            for token_id, a, b in spans:
+                a += base
+                b += base
+                end = align[b]
+                if end <= align[b - 1]:
+                    # the last char was inserted (dummy prefix) or expanded: it ends where
+                    # the next original char starts
+                    anchor = align[b - 1]
+                    j = b
+                    while j < last and align[j] <= anchor:
+                        j += 1
+                    end = align[j]
+                append((token_id, align[a], end))
         return out
+
+    def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        """The (id, start, end) spans of one chunk of normalised text, through the cache."""
+        spans = self._cache.get(word)
+        if spans is None:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            spans = tuple(self.model.encode_spans(word))
+            if self._chunk_re is not None:
+                self._cache[word] = spans
+        return spans
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no added-token matching and no BOS (a fast path for benchmarks).
@@ -138,16 +140,12 @@ class SpmBpeTokenizer(LabkitTokenizer):
         if self._chunk_re is None:
             return self.model.encode(normalized)
         cache = self._cache
-        encode = self.model.encode_spans
         out: list[int] = []
         extend = out.extend
         for word in self._chunk_re.findall(normalized):
             spans = cache.get(word)
             if spans is None:
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                spans = tuple(encode(word))
-                cache[word] = spans
+                spans = self._word(word)
             extend([s[0] for s in spans])
         return out
 

@@ -37,6 +37,10 @@ class WordPieceTokenizer(LabkitTokenizer):
         self.cleanup = bool(decoder.get("cleanup", True)) if isinstance(decoder, dict) else True
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
 
+    def clear_cache(self) -> None:
+        """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
+        self._cache.clear()
+
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         spans = self._cache.get(word)
         if spans is None:
