@@ -2,6 +2,8 @@
 `tokenizers` (Oniguruma) does, tiktoken's spellings equal the plain ones, names resolve."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from tokenizers import Regex, normalizers, pre_tokenizers
@@ -58,8 +60,14 @@ def test_known_splits():
     assert pretokenize("cafe\u0301", "llama3") == ["cafe", "\u0301"]
 
 
+def _assigned(text: str) -> bool:
+    # `regex` carries newer Unicode tables than Oniguruma: a code point unassigned in older
+    # versions (e.g. U+3D000, Lo for `regex`, Cn for Python 3.11) can fall in another class
+    return all(unicodedata.category(ch) != "Cn" for ch in text)
+
+
 @settings(max_examples=150, deadline=None)
-@given(texts)
+@given(texts.filter(_assigned))
 def test_every_table_entry_splits_like_tokenizers(text):
     for name, spec in PRE_TOKENIZERS.items():
         assert spec.split_normalized(text) == hf_split(spec, text), name

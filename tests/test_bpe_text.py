@@ -8,7 +8,7 @@ PIECES = [
     "\x00", "\x07", "\x1f", "\x7f", "\x85", "\u00a0", "\u00ad", "\u200b", "\u2028", "\u3000", "\ufeff",
     "\t", "\r\n", "\n\n\n", "   ", "        ", " \n ", "\r",
     "0123456789", "12345678901234567890", "٠١٢٣", "²³", "3.14", "1,000,000",
-    "'s", "'LL", "'Re", "don't", "I'M", "Hello", " world", "CamelCaseWord", "HTTPServer",
+    "'s", "'ſ", "'LL", "'Re", "don't", "I'M", "Hello", " world", "CamelCaseWord", "HTTPServer",
     "<|endoftext|>", "<|im_start|>", "$", "...", "—", "ß", "İ", "ǅ", "ﬁ", "Å", "Ω",
 ]
 

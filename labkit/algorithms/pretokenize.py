@@ -10,7 +10,11 @@ between matches is kept as a piece of its own (HF ``Split(..., behavior="isolate
 Where llama.cpp had to rewrite a pattern for its own regex engine (``(?i:'s|...)`` spelled as
 ``'[sS]|...``), this table keeps the original pattern of the model's ``tokenizer.json`` or
 tiktoken's ``pat_str``: the ``regex`` module understands it, and it is what the reference
-libraries run (they differ only on exotic case folds such as ``'ſ``).
+libraries run. (They differ from llama.cpp's rewrite on case folds: ``(?i:'s)`` also
+matches ``'ſ``, U+017F LONG S, in `regex`, Oniguruma and tiktoken alike; ``'[sS]`` does not.)
+One known gap: `regex` ships newer Unicode tables than Oniguruma, so a code point assigned
+only in a recent Unicode version (U+3D000 is a letter to `regex`, unassigned to Python 3.11)
+can land in a different class than in ``tokenizers``.
 
 Two more per-model switches live here:
 

@@ -75,7 +75,12 @@ class ByteLevelBPE(LabkitTokenizer):
                 self.bytes_id.setdefault(raw, i)
         for added in vocab.added_tokens:
             if 0 <= added.id < len(self.id_bytes):
-                self.id_bytes[added.id] = added.content.encode("utf-8", "replace")
+                raw = added.content.encode("utf-8", "replace")
+                self.id_bytes[added.id] = raw
+                if not added.special and try_gpt2_to_bytes(added.content) is None:
+                    # a user-defined token stored as real text (GGUF writes MPT's whitespace runs
+                    # with real spaces) is still what BPE makes when its bytes merge
+                    self.bytes_id.setdefault(raw, added.id)
         missing = [b for b in range(256) if bytes([b]) not in self.bytes_id]
         if missing:
             # a byte with no token cannot be encoded; say which, once, at build time
