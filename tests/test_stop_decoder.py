@@ -222,8 +222,12 @@ def test_bad_input_raises_labkit_error():
     dec = StopSequenceDecoder(tok, StopSequenceConfig())
     with pytest.raises(LabkitError, match="vocab size"):
         dec.process_token(tok.vocab_size)
-    with pytest.raises(LabkitError, match="not an id"):
+    with pytest.raises(LabkitError, match="int"):
         dec.process_token("7")
+    with pytest.raises(LabkitError, match="int"):
+        dec.process_token([7])
+    with pytest.raises(LabkitError, match="bool"):
+        dec.process_token(True)
 
 
 # ----------------------------------------------------------------------------- properties

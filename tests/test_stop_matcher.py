@@ -196,3 +196,21 @@ def test_fixed_hold_back_delays_everything():
     assert h.push("The cat") == ("", None)  # 7 characters, all withheld (window 10)
     m = StopStringMatcher(["Hello world"])
     assert m.push("The cat") == ("The cat", None)
+
+
+def test_held_text_is_a_function_of_the_state():
+    ac = AhoCorasick(["Hello world", "lol"])
+    state, end, _ = ac.scan(ROOT, "Say Hello")
+    assert end == -1 and ac.held_text(state) == "Hello" == naive_jail("Say Hello", ac.patterns)
+
+
+def test_memo_is_bounded_and_gives_the_same_answers(monkeypatch):
+    import labkit.streaming.stop as stop
+
+    monkeypatch.setattr(stop, "MEMO_LIMIT", 5)
+    stops = ["zz top", "zz bottom"]  # a stop set no other test uses: fresh tables
+    text = "a zz to zz b zz bot zz top end"
+    for _ in range(3):  # the second and third runs read the memo (cleared every 5 entries)
+        m = StopStringMatcher(stops)
+        assert run(m, list(text)) == stop_reference(text, stops)
+        assert m.tables.entries <= 5

@@ -43,6 +43,7 @@ class AhoCorasick:
         self.patterns: tuple[str, ...] = tuple(patterns)
         children: list[dict[str, int]] = [{}]
         depth = [0]
+        prefix = [""]  # the string each node stands for
         terminal = [-1]  # pattern index whose last character is this node (-1: none)
         for index, pattern in enumerate(self.patterns):
             node = ROOT
@@ -53,6 +54,7 @@ class AhoCorasick:
                     children[node][ch] = nxt
                     children.append({})
                     depth.append(depth[node] + 1)
+                    prefix.append(pattern[: depth[-1]])
                     terminal.append(-1)
                 node = nxt
             if terminal[node] < 0:  # a repeated pattern keeps its first index
@@ -92,9 +94,13 @@ class AhoCorasick:
         self._hold = hold
         self._depth = depth
         self._fail = fail
+        self.prefixes: tuple[str, ...] = tuple(prefix)
+        # The hot loop's table: one bound ``dict.get`` per state, and a state that completes a
+        # match stored as ``~state`` (negative), so "did anything match?" is one comparison.
+        self._gets = [{ch: (~t if match[t] >= 0 else t) for ch, t in row.items()}.get for row in delta]
         self.node_count = n
         self.max_length = max((len(p) for p in self.patterns), default=0)
-        # Only a pattern's first character can leave ROOT: skip to the next one with a regex.
+        # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
         firsts = sorted(children[ROOT])
         self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
 
@@ -111,21 +117,20 @@ class AhoCorasick:
 
         Example: ``AhoCorasick(["ab"]).scan(ROOT, "xaby")`` -> ``(2, 3, 0)``
         """
-        delta, match, first = self._delta, self._match, self._first
+        first = self._first
         if first is None:
             return state, -1, -1
-        i, n = start, len(text)
-        while i < n:
-            if state == ROOT:
-                # nothing pending: jump straight to the next character that starts a pattern
-                found = first.search(text, i)
-                if found is None:
-                    return ROOT, -1, -1
-                i = found.start()
-            state = delta[state].get(text[i], ROOT)
-            i += 1
-            if match[state] >= 0:
-                return state, i, match[state]
+        if state == ROOT:
+            found = first.search(text, start)
+            if found is None:  # no character here can start a pattern
+                return ROOT, -1, -1
+            start = found.start()
+        gets = self._gets
+        for i, ch in enumerate(text[start:] if start else text, start + 1):
+            state = gets[state](ch, ROOT)
+            if state < 0:
+                state = ~state
+                return state, i, self._match[state]
         return state, -1, -1
 
     def hold_length(self, state: int) -> int:
@@ -138,6 +143,16 @@ class AhoCorasick:
     def depth(self, state: int) -> int:
         """Length of the string a state stands for (the longest suffix that is a prefix)."""
         return self._depth[state]
+
+    def held_text(self, state: int) -> str:
+        """The trailing text a state must hold back: the last ``hold_length`` characters seen.
+
+        Every state stands for one string (a prefix of some pattern) that the text seen so
+        far ends with, so the jail's content is a function of the state alone.
+        Example: ``ac.held_text(ac.scan(ROOT, "Say Hello")[0])`` -> ``'Hello'``
+        """
+        node_text = self.prefixes[state]
+        return node_text[len(node_text) - self._hold[state]:]
 
     def find_first(self, text: str) -> tuple[int, int] | None:
         """``(end, pattern)`` of the match that ends first in ``text``, or None.

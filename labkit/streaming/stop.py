@@ -25,11 +25,16 @@ Example::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
 from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
 from labkit.core import LabkitError
+
+# StopStringMatcher remembers the outcome of pushing short chunks (token texts) per state
+MEMO_LIMIT = 1 << 16
+MEMO_MAX_CHARS = 32
 
 __all__ = [
     "Text",
@@ -49,7 +54,7 @@ __all__ = [
 # ----------------------------------------------------------------------------- outputs
 
 
-@dataclass(slots=True)  # not frozen: a frozen __init__ costs twice as much, once per token
+@dataclass(frozen=True, slots=True)  # frozen: outputs are remembered and handed out again
 class Text:
     """Text released to the reader (never empty from ``process_token``). Example: ``Text("Hello test")``"""
 
@@ -69,7 +74,7 @@ class Stopped:
     """Generation has stopped and there is no text left to show. Example: ``Stopped()``"""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class StoppedWithText:
     """Generation has stopped; this is the last text to show (a released jail, a visible stop).
 
@@ -80,6 +85,18 @@ class StoppedWithText:
 
 
 StopOutput = Union[Text, Held, Stopped, StoppedWithText]
+_HELD = Held()
+_STOPPED = Stopped()
+
+
+class _EveryId:
+    """A set that holds every id: the decoder's guard while stopped or under min_tokens."""
+
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_EVERY_ID = _EveryId()
 
 
 @dataclass(frozen=True)
@@ -174,6 +191,58 @@ class StopSequenceConfig:
 # ----------------------------------------------------------------------------- text level
 
 
+class _StopTables:
+    """One stop set compiled: the automaton, a StopReason per pattern, and the push memo.
+
+    ``rows[state]`` maps a chunk to the outcome of pushing it in that state:
+    ``(next state, output, released, reason)``. Shared by every matcher with the same stops.
+    """
+
+    def __init__(self, hidden: tuple[str, ...], visible: tuple[str, ...]):
+        patterns = hidden + visible
+        self.automaton = AhoCorasick(patterns)
+        self.reasons = [StopReason("string", p, i >= len(hidden)) for i, p in enumerate(patterns)]
+        self.rows: list[dict[str, tuple]] = [{} for _ in range(self.automaton.node_count)]
+        self.entries = 0
+
+    def outcome(self, state: int, text: str, check: bool = True) -> tuple:
+        """One push worked out with the automaton: (next state, output, released, reason)."""
+        automaton = self.automaton
+        jail = automaton.held_text(state)
+        state, end, pattern = automaton.scan(state, text)
+        while end >= 0 and not check:
+            # a suppressed match: keep scanning; the automaton carries on as if nothing happened
+            state, end, pattern = automaton.scan(state, text, end)
+        if end >= 0:
+            reason = self.reasons[pattern]
+            # the match may start inside the jail: cut the jail and the chunk as one text
+            cut = len(jail) + (end if reason.visible else end - len(reason.value))
+            released = (jail + text)[:cut]
+            return ROOT, (StoppedWithText(released) if released else _STOPPED), released, reason
+        combined = jail + text
+        released = combined[: len(combined) - automaton.hold_length(state)]
+        return state, (Text(released) if released else _HELD), released, None
+
+    def remember(self, state: int, text: str) -> tuple:
+        """:meth:`outcome`, stored for next time (short chunks only, a bounded number)."""
+        hit = self.outcome(state, text)
+        if len(text) <= MEMO_MAX_CHARS:
+            if self.entries >= MEMO_LIMIT:
+                for row in self.rows:
+                    row.clear()
+                self.entries = 0
+            self.rows[state][text] = hit
+            self.entries += 1
+        return hit
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
+    """The tables for one stop set, built once: a server sends the same stops request after
+    request. Example: ``_compile(("\\n\\n",), ()).automaton``"""
+    return _StopTables(hidden, visible)
+
+
 class StopStringMatcher:
     """Stop strings over text that arrives in chunks: releases what is safe, jails the rest.
 
@@ -185,6 +254,10 @@ class StopStringMatcher:
     Where several stops complete in one chunk, the one that ends first wins (and of those
     ending at the same character, the longest, which starts first).
 
+    The whole state is one automaton state: the jail's text is a function of it, so the
+    outcome of a push depends only on ``(state, chunk)`` and is remembered (token texts
+    repeat), which makes the usual push one dictionary lookup however many stops there are.
+
     Example: ``m = StopStringMatcher(["Hello world"]); m.push("Hello"); m.push(" test")``
     -> ``('', None)`` then ``('Hello test', None)``
     """
@@ -192,54 +265,54 @@ class StopStringMatcher:
     def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
         hidden = _strings("stop_sequences", hidden)
         visible = _strings("visible_stop_sequences", visible)
-        self._patterns = hidden + visible
-        self._visible = (False,) * len(hidden) + (True,) * len(visible)
-        self.automaton = AhoCorasick(self._patterns)
+        self.tables = _compile(hidden, visible)
+        self.automaton = self.tables.automaton
         self.state = ROOT
-        self.jail = ""
         self.stopped: StopReason | None = None
+
+    @property
+    def jail(self) -> str:
+        """The text held back now: the longest suffix that is a proper prefix of a stop string."""
+        return "" if self.stopped is not None else self.automaton.held_text(self.state)
 
     def reset(self) -> None:
         """Forget all text: empty jail, no stop. Example: ``m.reset()``"""
-        self.state, self.jail, self.stopped = ROOT, "", None
+        self.state, self.stopped = ROOT, None
 
-    def push(self, text: str, *, check: bool = True) -> tuple[str, StopReason | None]:
+    def push(self, text: str, check: bool = True) -> tuple[str, StopReason | None]:
         """Feed the next chunk; ``check=False`` lets stops pass (min_tokens) but keeps the jail.
 
         Example: ``StopStringMatcher(["<|im_end|>"]).push("ok<|im_end|>tail")`` -> ``('ok', StopReason(...))``
         """
         if self.stopped is not None:
             return "", self.stopped
-        if not text:
-            return "", None
-        automaton = self.automaton
-        state, end, pattern = automaton.advance(self.state, text)
-        while end >= 0 and not check:
-            # a suppressed match: keep scanning; the automaton carries on as if nothing happened
-            state, end, pattern = automaton.scan(state, text, end)
-        jail = self.jail
-        if end >= 0:
-            stop = self._patterns[pattern]
-            visible = self._visible[pattern]
-            self.stopped = StopReason("string", stop, visible)
-            self.state, self.jail = ROOT, ""
-            # the match may start inside the jail: cut the jail and the chunk as one text
-            return (jail + text)[: len(jail) + (end if visible else end - len(stop))], self.stopped
-        self.state = state
-        if state == ROOT:  # the common case: nothing can grow into a stop, release everything
-            if jail:
-                self.jail = ""
-                return jail + text, None
-            return text, None
-        combined = jail + text if jail else text
-        cut = len(combined) - automaton.hold_length(state)
-        self.jail = combined[cut:]
-        return combined[:cut], None
+        tables, state = self.tables, self.state
+        if check:
+            hit = tables.rows[state].get(text) or tables.remember(state, text)
+        else:
+            hit = tables.outcome(state, text, False)
+        self.state, _, released, reason = hit
+        if reason is not None:
+            self.stopped = reason
+        return released, reason
+
+    def feed(self, text: str) -> StopOutput:
+        """:meth:`push` for a decoder: the output object (Text, Held, StoppedWithText, Stopped).
+
+        Example: ``StopStringMatcher(["Hello world"]).feed("Hello")`` -> ``Held()``
+        """
+        if self.stopped is not None:
+            return _STOPPED
+        tables, state = self.tables, self.state
+        self.state, out, _, reason = tables.rows[state].get(text) or tables.remember(state, text)
+        if reason is not None:
+            self.stopped = reason
+        return out
 
     def release(self) -> str:
         """End of text: hand back the jail and start over. Example: ``m.release()`` -> ``'Hello'``"""
-        out = "" if self.stopped is not None else self.jail
-        self.state, self.jail = ROOT, ""
+        out = self.jail
+        self.state = ROOT
         return out
 
 
@@ -356,15 +429,19 @@ class StopSequenceDecoder:
         self._min_tokens = config.min_tokens
         self._stream_class = DecodeStream
         self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
+        self._tables = self.matcher.tables
+        self._rows = self._tables.rows
         self.reset()
 
     # -- state --------------------------------------------------------------
     def reset(self) -> None:
         """Start a new generation with the same tokenizer and config. Example: ``dec.reset()``"""
         self._stream = self._stream_class(self.tok, self.prompt_ids, skip_special_tokens=self.skip_special_tokens)
+        self._step = self._stream.step  # bound once: process_token is the hot loop
         self.matcher.reset()
         self.stop_reason: StopReason | None = None
-        self.tokens_seen = 0
+        self._count = 0  # ids seen, counted only while min_tokens is pending
+        self._guard = _EVERY_ID if self._min_tokens else self._token_stops
 
     @property
     def stopped(self) -> bool:
@@ -379,25 +456,47 @@ class StopSequenceDecoder:
     # -- the stream ---------------------------------------------------------
     def process_token(self, token_id: int) -> StopOutput:
         """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
-        if self.stop_reason is not None:
-            return _STOPPED
-        index = self.tokens_seen
-        check = index >= self._min_tokens
+        # The hot loop, once per generated token. One set test sends every unusual case to
+        # _slow_token: stop ids, and every id while stopped or while min_tokens holds stops
+        # back (then the guard is _EVERY_ID). The usual case reads the matcher's memo directly.
         try:
-            is_stop = check and token_id in self._token_stops
+            if token_id in self._guard:
+                return self._slow_token(token_id)
         except TypeError:  # unhashable: not an id (the stream below says so)
-            is_stop = False
-        if is_stop and type(token_id) is int:  # 7.0 == 7, but a float is not an id
-            self.tokens_seen = index + 1
-            return self._token_stop(token_id)
-        chunk = self._stream.step(token_id)  # raises LabkitError on anything that is not an id
-        self.tokens_seen = index + 1
+            pass
+        chunk = self._step(token_id)  # raises LabkitError on anything that is not an id
         if not chunk:
             return _HELD
-        released, reason = self.matcher.push(chunk, check=check)
+        matcher = self.matcher
+        state = matcher.state
+        matcher.state, out, _, reason = self._rows[state].get(chunk) or self._tables.remember(state, chunk)
         if reason is not None:
-            self.stop_reason = reason
-            return StoppedWithText(released) if released else _STOPPED
+            self._stop(reason)
+        return out
+
+    def _stop(self, reason: StopReason) -> None:
+        """Record the stop; from now on every id takes the slow path, which says Stopped."""
+        self.stop_reason = self.matcher.stopped = reason
+        self._guard = _EVERY_ID
+
+    def _slow_token(self, token_id: int) -> StopOutput:
+        """A stop id, or any id while stopped or while min_tokens holds stops back."""
+        if self.stop_reason is not None:
+            return _STOPPED
+        self._count += 1
+        if self._count > self._min_tokens:
+            self._guard = self._token_stops  # min_tokens is behind us
+            if type(token_id) is int and token_id in self._token_stops:  # 7.0 == 7, but is no id
+                return self._token_stop(token_id)
+            chunk = self._step(token_id)
+            out = self.matcher.feed(chunk) if chunk else _HELD
+            if self.matcher.stopped is not None:
+                self._stop(self.matcher.stopped)
+            return out
+        chunk = self._step(token_id)
+        if not chunk:
+            return _HELD
+        released, _ = self.matcher.push(chunk, False)
         return Text(released) if released else _HELD
 
     def _token_stop(self, token_id: int) -> StopOutput:
@@ -412,7 +511,7 @@ class StopSequenceDecoder:
             released += self.matcher.release()
             kind = "eos" if token_id in self._eos_ids and token_id not in self._hidden_ids else "token"
             reason = StopReason(kind, token_id, visible)
-        self.stop_reason = reason
+        self._stop(reason)
         return StoppedWithText(released) if released else _STOPPED
 
     def process_tokens(self, ids: Iterable[int]) -> list[StopOutput]:
@@ -428,16 +527,13 @@ class StopSequenceDecoder:
         if self.stop_reason is not None:
             return _STOPPED
         tail = self._stream.flush() or ""
-        released, reason = self.matcher.push(tail, check=self.tokens_seen > self.config.min_tokens)
+        released, reason = self.matcher.push(tail, self._guard is not _EVERY_ID)
         if reason is not None:
-            self.stop_reason = reason
+            self._stop(reason)
             return StoppedWithText(released) if released else _STOPPED
         return Text(released + self.matcher.release())
 
     def __repr__(self) -> str:
         state = f"stopped={self.stop_reason}" if self.stop_reason else f"jail={self.jail!r}"
-        return f"<StopSequenceDecoder {self.tok.name} tokens={self.tokens_seen} {state}>"
+        return f"<StopSequenceDecoder {self.tok.name} {state}>"
 
-
-_HELD = Held()
-_STOPPED = Stopped()
