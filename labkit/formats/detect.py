@@ -128,11 +128,7 @@ def sniff(path) -> str:
     path = _as_path(path)
     if path.is_dir():
         path = pick_folder_file(path)
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD + 1)
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    head = _read_head(path, _HEAD + 1)
     complete = len(head) <= _HEAD
     body = head[len(UTF8_BOM):] if head.startswith(UTF8_BOM) else head
     if not complete and body.lstrip(b" \t\r\n")[:1] in (b"{", b"["):
@@ -191,9 +187,21 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
     path = _as_path(path)
     if path.is_dir():
         path = pick_folder_file(path)
+    if _read_head(path, 4) == b"GGUF":
+        from labkit.formats.gguf import read_gguf
+
+        return read_gguf(path, pre=pre)  # mapped, not read: model files can be gigabytes
     data = read_bytes(path)
     kind, doc = sniff_bytes(data, str(path))
     return _read_kind(kind, path, data, doc, pre)
+
+
+def _read_head(path: Path, size: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def _read_kind(kind: str, path: Path, data: bytes, doc: Any, pre: str | None) -> VocabData:

@@ -10,6 +10,8 @@ Example: ``read_gguf_kv("data/gguf/ggml-vocab-gpt-2.gguf")["tokenizer.ggml.model
 """
 from __future__ import annotations
 
+import mmap
+import os
 import struct
 from array import array
 from pathlib import Path
@@ -58,12 +60,13 @@ class _Cursor:
     def fail(self, what: str) -> FormatError:
         return FormatError(f"{self.source}: {what} at byte {self.pos} (key {self.key!r})")
 
-    def take(self, n: int) -> memoryview:
+    def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
             raise self.fail(f"truncated: needs {n} more bytes, {len(self.data) - self.pos} left")
-        view = memoryview(self.data)[self.pos : self.pos + n]
+        # a copy, not a view: the data may be an mmap that is closed after reading
+        chunk = self.data[self.pos : self.pos + n]
         self.pos += n
-        return view
+        return chunk
 
     def scalar(self, vtype: VT):
         fmt = _SCALAR[vtype]
@@ -152,11 +155,21 @@ def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
     Example: ``len(read_gguf_kv(p)["tokenizer.ggml.tokens"])`` -> ``151936`` for qwen2
     """
     source = str(path)
-    if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise FormatError(f"{source}: cannot read ({exc.strerror})") from None
+    if data is not None:
+        return _read_kv(data, source)
+    # map the file instead of reading it: a full model GGUF is gigabytes of tensors after
+    # a header of a few megabytes, and only the header is read
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                raise FormatError(f"{source}: file is empty")
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return _read_kv(mapped, source)
+    except OSError as exc:
+        raise FormatError(f"{source}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_kv(data, source: str) -> dict[str, Any]:
     cur = _Cursor(data, source)
     if len(data) < 4 or struct.unpack_from("<I", data, 0)[0] != gguf.GGUF_MAGIC:
         raise FormatError(f"{source}: not a GGUF file (magic is {bytes(data[:4])!r}, expected b'GGUF')")
@@ -179,6 +192,7 @@ def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- to VocabData
 
+_VALID_TYPES = frozenset(range(1, 7))
 _MODEL_FAMILY = {"gpt2": "bpe_byte", "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram"}
 
 
@@ -224,8 +238,9 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         types = [TOKEN_NORMAL] * n
     if len(types) != n:
         raise FormatError(f"{source}: {TK.TOKEN_TYPE!r} has {len(types)} entries for {n} tokens")
-    if any(not isinstance(t, int) or not 1 <= t <= 6 for t in types):
-        raise FormatError(f"{source}: {TK.TOKEN_TYPE!r} holds a value outside 1..6")
+    # GGUF arrays hold one type, so checking the distinct values is enough (and fast)
+    if type(types[0]) is not int or not set(types) <= _VALID_TYPES:
+        raise FormatError(f"{source}: {TK.TOKEN_TYPE!r} must hold integers 1..6")
     scores = _get(kv, TK.SCORES, list, source)
     if scores is not None:
         if len(scores) != n:
@@ -235,12 +250,12 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     merges = None
     raw_merges = _get(kv, TK.MERGES, list, source)
     if raw_merges is not None:
-        merges = []
-        for index, merge in enumerate(raw_merges):
-            if not isinstance(merge, str) or merge.count(" ") < 1:
-                raise FormatError(f"{source}: merge #{index} {merge!r} is not 'left right'")
-            left, right = merge.split(" ", 1)
-            merges.append((left, right))
+        if raw_merges and not isinstance(raw_merges[0], str):
+            raise FormatError(f"{source}: {TK.MERGES!r} must be an array of strings")
+        merges = [tuple(merge.split(" ", 1)) for merge in raw_merges]
+        if any(len(pair) != 2 for pair in merges):
+            index = next(i for i, pair in enumerate(merges) if len(pair) != 2)
+            raise FormatError(f"{source}: merge #{index} {raw_merges[index]!r} is not 'left right'")
 
     def special_id(key: str) -> int | None:
         value = _get(kv, key, int, source)
@@ -274,11 +289,8 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
 
     # Control tokens are special added tokens; user-defined ones are matched verbatim too.
     added = []
-    for index, (token, ttype) in enumerate(zip(tokens, types)):
-        if ttype == TOKEN_CONTROL:
-            added.append(AddedToken(token, index, special=True))
-        elif ttype == TOKEN_USER_DEFINED:
-            added.append(AddedToken(token, index, special=False))
+    for index in [i for i, t in enumerate(types) if t == TOKEN_CONTROL or t == TOKEN_USER_DEFINED]:
+        added.append(AddedToken(tokens[index], index, special=types[index] == TOKEN_CONTROL))
 
     normalizer: dict[str, Any] = {}
     options: dict[str, Any] = {}
