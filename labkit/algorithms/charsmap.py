@@ -295,6 +295,29 @@ def _one_char_length(data: bytes, pos: int) -> int:
     return length if pos + length <= len(data) else 0
 
 
+def decode_bytes_per_byte(data: bytes) -> str:
+    """UTF-8 -> str the way sentencepiece decodes byte pieces: each byte of a malformed
+    sequence becomes its own U+FFFD (Python's ``errors="replace"`` merges some of them).
+
+    Example: ``decode_bytes_per_byte(b"\\xe3\\x99a")`` -> ``'\\ufffd\\ufffda'``
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out = []
+    pos = 0
+    while pos < len(data):
+        length = _one_char_length(data, pos)
+        if length:
+            out.append(data[pos : pos + length].decode("utf-8"))
+            pos += length
+        else:
+            out.append(REPLACEMENT_CHAR)
+            pos += 1
+    return "".join(out)
+
+
 class SpmNormalizer:
     """Normalise text exactly as a SentencePiece model does before it is tokenised.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
+from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer, decode_bytes_per_byte
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.unigram import Lattice, UnigramModel
 from labkit.core import (
@@ -175,7 +175,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
 
         def flush() -> None:
             if pending:
-                out.append(pending.decode("utf-8", errors="replace"))
+                out.append(decode_bytes_per_byte(bytes(pending)))
                 pending.clear()
 
         for i in ids:
