@@ -86,6 +86,7 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
 
     ``complete`` says whether ``data`` is the whole file (a head may cut JSON short).
     Example: ``sniff_bytes(b"GGUF\\x03\\x00\\x00\\x00")[0]`` -> ``'gguf'``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     source = name or "<bytes>"
     if not data:
@@ -124,6 +125,7 @@ def sniff(path) -> str:
     """The format of a tokenizer file (or of the file a folder would be read from), by content.
 
     Example: ``sniff(data_path("sentencepiece/botchan_en_bpe_1000.model"))`` -> ``'spm_model'``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     path = _as_path(path)
     if path.is_dir():
@@ -153,6 +155,7 @@ def pick_folder_file(folder: Path) -> Path:
     vocab.json (+ merges.txt), vocab.txt, or a .gguf.
 
     Example: ``pick_folder_file(data_path("hf/all-MiniLM-L6-v2")).name`` -> ``'tokenizer.json'``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     for pattern in _FOLDER_ORDER:
         if "*" not in pattern:
@@ -181,6 +184,7 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
     template files beside a tokenizer.json, .model, vocab.json or vocab.txt are applied.
     ``pre`` overrides the pre-tokenizer name of byte-level BPE vocabularies.
     Example: ``read_vocab(data_path("hf/all-MiniLM-L6-v2")).specials.cls`` -> ``'[CLS]'``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     if pre is not None and not isinstance(pre, str):
         raise FormatError(f"pre= must be a pre-tokenizer name (str), got {type(pre).__name__}")

@@ -153,6 +153,7 @@ def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
     """Read every key/value pair of a GGUF file's header into a dict (arrays as lists).
 
     Example: ``len(read_gguf_kv(p)["tokenizer.ggml.tokens"])`` -> ``151936`` for qwen2
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
     if data is not None:
@@ -218,7 +219,11 @@ def _undo_phantom_space(token: str) -> str:
 
 
 def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) -> VocabData:
-    """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags)."""
+    """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags).
+
+    Example: ``gguf_to_vocab(read_gguf_kv(p), str(p)).model`` -> ``'bpe_byte'`` for gpt-2
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     ggml_model = _get(kv, TK.MODEL, str, source)
     if ggml_model is None:
         raise FormatError(f"{source}: GGUF file has no {TK.MODEL!r}: not a tokenizer vocabulary")
@@ -338,5 +343,6 @@ def read_gguf(path, *, pre: str | None = None, data: bytes | None = None) -> Voc
     """Read a vocab-only (or full) GGUF file into VocabData.
 
     Example: ``read_gguf("data/gguf/ggml-vocab-qwen2.gguf").pre`` -> ``'qwen2'``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     return gguf_to_vocab(read_gguf_kv(path, data), str(path), pre=pre)

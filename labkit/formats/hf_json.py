@@ -56,6 +56,7 @@ def parse_json(data: bytes, source: str) -> Any:
     """Parse JSON bytes (an optional UTF-8 BOM first); any defect is a FormatError.
 
     Example: ``parse_json(b'\\xef\\xbb\\xbf{"a": 1}', "x.json")`` -> ``{'a': 1}``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM):]
@@ -74,7 +75,11 @@ def parse_json(data: bytes, source: str) -> Any:
 
 
 def read_bytes(path) -> bytes:
-    """A file's bytes; a missing or unreadable file is a FormatError naming it."""
+    """A file's bytes; a missing or unreadable file is a FormatError naming it.
+
+    Example: ``read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"))[:5]`` -> ``b'[PAD]'``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     try:
         return Path(path).read_bytes()
     except OSError as exc:
@@ -82,7 +87,11 @@ def read_bytes(path) -> bytes:
 
 
 def load_json_file(path) -> Any:
-    """Read and parse one JSON file (FormatError on any problem)."""
+    """Read and parse one JSON file (FormatError on any problem).
+
+    Example: ``load_json_file(folder / "tokenizer_config.json")["tokenizer_class"]`` -> ``'BertTokenizer'``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     return parse_json(read_bytes(path), str(path))
 
 
@@ -90,6 +99,7 @@ def expect(value: Any, kind, source: str, where: str, *, optional: bool = False)
     """Check a JSON value's type; ``kind`` is a type or tuple. bool is never an int here.
 
     Example: ``expect(d.get("model"), dict, "tokenizer.json", "model")``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     if value is None and optional:
         return None
@@ -113,7 +123,11 @@ def _flag(obj: dict, key: str, source: str, where: str, default: Any) -> Any:
 
 
 def vocab_from_mapping(mapping: Any, source: str, where: str) -> dict[int, str]:
-    """{token: id} (tokenizer.json / vocab.json) -> {id: token}, checked."""
+    """{token: id} (tokenizer.json / vocab.json) -> {id: token}, checked.
+
+    Example: ``vocab_from_mapping({"a": 0, "b": 1}, "vocab.json", "vocab")`` -> ``{0: 'a', 1: 'b'}``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     expect(mapping, dict, source, where)
     by_id: dict[int, str] = {}
     for token, index in mapping.items():
@@ -127,7 +141,11 @@ def vocab_from_mapping(mapping: Any, source: str, where: str) -> dict[int, str]:
 
 
 def tokens_from_ids(by_id: dict[int, str], source: str) -> tuple[list[str], list[int]]:
-    """Dense id -> token list; holes become ``<|unused_ID|>`` with type UNUSED."""
+    """Dense id -> token list; holes become ``<|unused_ID|>`` with type UNUSED.
+
+    Example: ``tokens_from_ids({0: "a", 2: "c"}, "x")`` -> ``(['a', '<|unused_1|>', 'c'], [1, 5, 1])``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     if not by_id:
         raise FormatError(f"{source}: the vocabulary is empty")
     size = max(by_id) + 1
@@ -146,7 +164,11 @@ def tokens_from_ids(by_id: dict[int, str], source: str) -> tuple[list[str], list
 
 
 def parse_added_tokens(items: Any, source: str, where: str = "added_tokens") -> list[AddedToken]:
-    """The ``added_tokens`` list of tokenizer.json (dicts with id, content and flags)."""
+    """The ``added_tokens`` list of tokenizer.json (dicts with id, content and flags).
+
+    Example: ``parse_added_tokens([{"id": 0, "content": "[PAD]", "special": True}], "x")[0].special`` -> ``True``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     expect(items, list, source, where)
     out = []
     for n, item in enumerate(items):
@@ -171,7 +193,11 @@ def parse_added_tokens(items: Any, source: str, where: str = "added_tokens") -> 
 
 
 def parse_merges(items: Any, source: str, where: str = "model.merges") -> list[tuple[str, str]]:
-    """BPE merges: "a b" strings (older files) or [a, b] pairs (newer files)."""
+    """BPE merges: "a b" strings (older files) or [a, b] pairs (newer files).
+
+    Example: ``parse_merges(["a b", ["ab", "c"]], "x")`` -> ``[('a', 'b'), ('ab', 'c')]``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     expect(items, list, source, where)
     merges = []
     for n, item in enumerate(items):
@@ -189,7 +215,11 @@ def parse_merges(items: Any, source: str, where: str = "model.merges") -> list[t
 
 def check_merges(merges: list[tuple[str, str]], vocab: dict[str, int], source: str, prefix: str = "") -> None:
     """Every merge's parts and result must be tokens (what tokenizers itself requires);
-    with a continuing-subword ``prefix`` the right part's prefix is dropped in the result."""
+    with a continuing-subword ``prefix`` the right part's prefix is dropped in the result.
+
+    Example: ``check_merges([("a", "b")], {"a": 0, "b": 1}, "x")`` raises FormatError ('ab' missing)
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     for n, (left, right) in enumerate(merges):
         made = left + (right[len(prefix):] if prefix and right.startswith(prefix) else right)
         for part in (left, right, made):
@@ -299,7 +329,11 @@ def _token_types(tokens: list[str], types: list[int], added: list[AddedToken], *
 
 
 def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre: str | None = None) -> VocabData:
-    """Turn a parsed tokenizer.json into VocabData (tokenizer_config.json is applied separately)."""
+    """Turn a parsed tokenizer.json into VocabData (tokenizer_config.json is applied separately).
+
+    Example: ``hf_json_to_vocab(json.loads(text), "tokenizer.json").model`` -> ``'wordpiece'``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     expect(doc, dict, source, "the top level")
     model = expect(doc.get("model"), dict, source, "model")
     kind = model.get("type")
@@ -506,6 +540,7 @@ def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc
     """Read a tokenizer.json (and the tokenizer_config.json / chat template files beside it).
 
     Example: ``read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")).specials.cls_id`` -> ``101``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
     if data is None:
@@ -534,7 +569,11 @@ def _special_content(value: Any, source: str, key: str) -> str | None:
 
 
 def parse_chat_template(value: Any, source: str, where: str = "chat_template") -> tuple[str | None, dict[str, str]]:
-    """A chat template: a string, or a list of {name, template} ("default" is the one used)."""
+    """A chat template: a string, or a list of {name, template} ("default" is the one used).
+
+    Example: ``parse_chat_template([{"name": "default", "template": "T"}], "x")`` -> ``('T', {'default': 'T'})``
+    Introduced in notebook ``07_special_tokens_chat_templates``.
+    """
     if value is None:
         return None, {}
     if isinstance(value, str):
@@ -560,6 +599,7 @@ def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framin
     stays in charge of BOS/EOS framing (it is what the ``tokenizers`` engine runs).
 
     Example: ``apply_tokenizer_config(vocab, {"eos_token": "</s>"}, "tokenizer_config.json")``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     expect(config, dict, source, "the top level")
     vocab.metadata["tokenizer_config"] = config
@@ -638,6 +678,7 @@ def apply_folder_files(vocab: VocabData, folder: Path, *, framing_from_post_proc
     (``chat_template.jinja`` > ``chat_template.json`` > ``tokenizer_config.json``).
 
     Example: ``apply_folder_files(vocab, Path("data/hf/all-MiniLM-L6-v2"))``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     config_path = folder / CONFIG_NAME
     if config_path.is_file():

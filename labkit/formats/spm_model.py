@@ -233,6 +233,7 @@ def parse_model_proto(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
     normalizer_spec, denormalizer_spec (or None) and unknown top-level records.
 
     Example: ``parse_model_proto(open(p, "rb").read())["trainer_spec"]["model_type"]`` -> ``2``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise FormatError(f"{source}: a SentencePiece model must be bytes, got {type(data).__name__}")
@@ -265,7 +266,11 @@ def parse_model_proto(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
 
 
 def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
-    """Turn a parsed ModelProto into VocabData (model "unigram" or "spm_bpe")."""
+    """Turn a parsed ModelProto into VocabData (model "unigram" or "spm_bpe").
+
+    Example: ``model_proto_to_vocab(parse_model_proto(blob), "m.model").scores[:2]``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
     pieces = proto["pieces"]
     if not pieces:
         raise FormatError(f"{source}: SentencePiece model has no pieces")
@@ -341,6 +346,7 @@ def read_spm_model(path, *, data: bytes | None = None) -> VocabData:
     """Read a SentencePiece ``.model`` file into VocabData.
 
     Example: ``read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")).scores[3]``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
     if data is None:
@@ -358,6 +364,7 @@ def looks_like_model_proto(data: bytes) -> bool:
     (then optional score and type), or a trainer/normalizer spec message.
 
     Example: ``looks_like_model_proto(open(p, "rb").read(4096))`` -> ``True``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     wire = _Wire(bytes(data[:4096]), "<sniff>")
     try:
@@ -459,6 +466,7 @@ def write_model_proto(vocab: VocabData) -> bytes:
     sentencepiece accepts exactly one UNKNOWN piece: the one at ``specials.unk_id`` (else
     the first of that type) stays UNKNOWN, any other becomes CONTROL.
     Example: ``spm.SentencePieceProcessor(model_proto=write_model_proto(read_gguf(p)))``
+    Introduced in notebook ``11_factory_formats_hub``.
     """
     model_type = {"unigram": SPM_UNIGRAM, "spm_bpe": SPM_BPE}.get(vocab.model)
     if model_type is None:

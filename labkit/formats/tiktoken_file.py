@@ -70,6 +70,7 @@ def tiktoken_expected_hashes() -> dict[str, set[str]]:
     call in its source (read with ``ast``, never executed: the constructors download).
 
     Example: ``"223921b7..." in tiktoken_expected_hashes()["cl100k_base"]`` -> ``True``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     table = {name: {info["sha256"]} for name, info in KNOWN_ENCODINGS.items()}
     try:
@@ -99,6 +100,7 @@ def identify_encoding(digest: str, filename: str) -> str | None:
     """The known encoding a file is, by its sha256 first, else by its file name (checked).
 
     Example: ``identify_encoding(sha, "cl100k_base.tiktoken")`` -> ``'cl100k_base'``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     hashes = tiktoken_expected_hashes()
     for name, digests in hashes.items():
@@ -119,6 +121,7 @@ def parse_tiktoken_ranks(data: bytes, source: str) -> dict[bytes, int]:
     """Parse ``base64 rank`` lines into {token bytes: rank}; every defect names its line.
 
     Example: ``parse_tiktoken_ranks(b"IQ== 0\\n", "x")`` -> ``{b'!': 0}``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     try:
         text = data.decode("ascii")
@@ -159,6 +162,7 @@ def read_tiktoken(path, *, pre: str | None = None, data: bytes | None = None) ->
     Ids with no token (holes, such as cl100k's 100256 and 100261-100275) get type UNUSED,
     a placeholder spelling ``<|unused_ID|>`` and no bytes.
     Example: ``read_tiktoken(p).tokens[9906]`` -> ``'Hello'``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)
     if data is None:

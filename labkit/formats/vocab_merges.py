@@ -29,6 +29,7 @@ def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
     """``merges.txt`` lines -> [(left, right)] in rank order (a ``#version`` line is skipped).
 
     Example: ``parse_merges_txt(b"#version: 0.2\\n\\u0120 t\\n", "m")`` -> ``[('Ġ', 't')]``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM):]
@@ -53,6 +54,7 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
 
     ``<|endoftext|>``, when present, is the special end-of-text token (BOS and EOS in GPT-2).
     Example: ``read_vocab_merges(folder / "vocab.json", folder / "merges.txt").pre`` -> ``'gpt-2'``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(vocab_path)
     mapping = parse_json(read_bytes(vocab_path), source)
@@ -84,7 +86,11 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
 
 
 def find_pair(path: Path) -> tuple[Path, Path]:
-    """Given vocab.json, merges.txt or their folder, the (vocab.json, merges.txt) pair."""
+    """Given vocab.json, merges.txt or their folder, the (vocab.json, merges.txt) pair.
+
+    Example: ``find_pair(Path("gpt2/merges.txt"))`` -> ``(Path('gpt2/vocab.json'), Path('gpt2/merges.txt'))``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
     folder = path if path.is_dir() else path.parent
     vocab, merges = folder / "vocab.json", folder / "merges.txt"
     if path.is_file() and path.name.endswith(".json"):
@@ -108,6 +114,7 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     The five BERT specials, when present, are special added tokens and [CLS] ... [SEP]
     framing is on; a ``tokenizer_config.json`` beside the file can change the flags.
     Example: ``read_vocab_txt(data_path("hf/all-MiniLM-L6-v2/vocab.txt")).tokens[101]`` -> ``'[CLS]'``
+    Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)
     if data is None:
