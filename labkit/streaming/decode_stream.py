@@ -37,6 +37,7 @@ import re
 import weakref
 from typing import Iterable, Sequence
 
+from labkit import metrics as _metrics
 from labkit.core import LabkitError, Tokenizer
 
 REPLACEMENT = "\ufffd"
@@ -202,6 +203,26 @@ def find_safe_split(decode, ids: list[int], text: str, *, lo: int, min_head: int
     return None
 
 
+_MEMOS: "weakref.WeakKeyDictionary[Tokenizer, dict]" = weakref.WeakKeyDictionary()
+MEMO_LIMIT = 1 << 16
+
+
+def shared_memos(tok: Tokenizer, skip_special_tokens: bool) -> tuple[dict, dict]:
+    """Two dicts shared by all streams over ``tok``: window tuple -> text, and id -> text alone.
+
+    A decode depends only on the ids in the window, so its result can be remembered; the
+    streams of a server all step the same tokenizer, so they share what they learn. Each
+    dict is cleared when it reaches ``MEMO_LIMIT`` entries (bounded memory).
+
+    Example: ``shared_memos(tok, False)[1].get(15496)`` -> ``'Hello'`` once a stream saw it
+    """
+    try:
+        per_tok = _MEMOS.setdefault(tok, {})
+    except TypeError:  # not weak-referenceable: private memos
+        per_tok = {}
+    return per_tok.setdefault(bool(skip_special_tokens), ({}, {}))
+
+
 def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset: int = INITIAL_OFFSET) -> int:
     """Where a stream's first window starts in the prompt: ``offset`` ids back, further if blind.
 
@@ -243,9 +264,9 @@ class DecodeStream:
             raise LabkitError(f"{tok.name}: prompt_ids must be a sequence of ids, not {type(prompt_ids).__name__}")
         prompt = [check_id(tok, i) for i in prompt_ids]
         self._raw = raw_decoder(tok, self.skip_special_tokens)
-        self._memo: dict[tuple[int, ...], str] = {}
+        # decodes of short windows, shared by every stream over this tokenizer (a pure function)
+        self._memo, self._alone = shared_memos(tok, self.skip_special_tokens)
         self._byte_ids = run_sensitive_byte_ids(tok)
-        self._alone: dict[int, str] = {}  # id -> its text decoded alone (concatenative decoders)
         self._concat = is_concatenative(tok) and not self._byte_ids
         self._vocab_size = tok.vocab_size
         self.max_window = 0  # the widest window any decode has read (per-call work)
@@ -267,11 +288,15 @@ class DecodeStream:
             # alone as after the window, so the diff is its own text (see is_concatenative)
             alone = self._alone.get(token_id)
             if alone is None:
+                if len(self._alone) >= MEMO_LIMIT:
+                    self._alone.clear()
                 alone = self._alone[token_id] = self._raw([token_id])
             if alone and REPLACEMENT not in alone and self._prefix_text[-1:] != REPLACEMENT:
                 self._ids = [token_id]
                 self._read = 1
                 self._prefix_text = alone
+                if _metrics.ENABLED:
+                    _metrics.record_stream_step(self.tok, False)
                 return alone
         ids.append(token_id)
         if self._byte_ids:
@@ -288,7 +313,11 @@ class DecodeStream:
             prefix = memo.get(tuple(ids)) if len(ids) <= 3 else None
             self._prefix_text = self._decode(ids) if prefix is None else prefix
             self._next_settle = 0
+            if _metrics.ENABLED:
+                _metrics.record_stream_step(self.tok, False)
             return text[prefix_len:]
+        if _metrics.ENABLED:  # held: the window text ends in an unfinished character (or byte run)
+            _metrics.record_stream_step(self.tok, text[-1:] == REPLACEMENT or self._open_run)
         if len(ids) - self._read > MAX_HELD:
             return self._settle_held(text)
         return None
@@ -348,7 +377,7 @@ class DecodeStream:
         key = tuple(ids)
         text = self._memo.get(key)
         if text is None:
-            if len(self._memo) >= 1 << 16:
+            if len(self._memo) >= MEMO_LIMIT:
                 self._memo.clear()  # bounded memory; the common pairs come back quickly
             text = self._memo[key] = self._raw(ids)
         return text
