@@ -186,6 +186,22 @@ def test_sentencepiece_keeps_its_own_unknown_surface():
     assert tok.decode(enc.ids) == " \u2047 "
 
 
+# ----------------------------------------------------------------------------- exercises (notebook 00)
+
+
+def test_tour_checkers_say_right_and_wrong(capsys):
+    from labkit.exercises_tour import check_fewest_tokens, check_round_trip, check_token_count, check_tokens
+
+    assert check_token_count("cl100k_base", "Hello world", 2) and not check_token_count("cl100k_base", "Hello world", 3)
+    assert check_tokens("llama-spm", " Hello", ["▁", "▁Hello"])
+    assert check_fewest_tokens("    indented", "bert-bge") and not check_fewest_tokens("    indented", "qwen2")
+    assert check_round_trip("bert-bge", "hello world", True) and check_round_trip("bert-bge", "Hello", False)
+    out = capsys.readouterr().out.split("\n")
+    assert out[:3] == ["right", out[1], "right"] and out[1].startswith("wrong:")
+    with pytest.raises(LabkitError):
+        check_token_count("no-such-model", "x", 1)
+
+
 # ----------------------------------------------------------------------------- spans
 
 
@@ -203,6 +219,9 @@ def test_spans_group_bytes_of_one_character_and_show_framing():
     (span,) = drawing.spans
     assert span.text == "😀" and len(span.ids) == 2 and drawing.n_tokens == 2
     assert repr(drawing) == "emoji (2 tokens): 😀"
+    # GPT-2 cuts " 😀" into " " + 3 bytes, then the last byte: the second token's char is already drawn
+    split = token_spans(load("gpt2", "hf"), " naïve 😀")
+    assert repr(split) == "·naïve|·😀" and split.spans[-1].tokens == ("ĠðŁĺ", "Ģ")
     bert = token_spans(load("bert-bge", "hf"), "Hi  <b>", add_special_tokens=True)
     assert repr(bert) == "«[CLS]»|Hi|(··)|<|b|>|«[SEP]»"
     assert "&lt;" in bert._repr_html_() and "dashed" in bert._repr_html_()

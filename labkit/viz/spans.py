@@ -84,8 +84,8 @@ class TokenSpans:
         for index, (token_id, token, (start, end)) in enumerate(zip(encoding.ids, encoding.tokens, encoding.offsets)):
             if not (0 <= start <= end <= len(text)):
                 raise LabkitError(f"token #{index} {token!r} has offsets ({start}, {end}) outside a text of {len(text)} chars")
-            if previous == (start, end) and start < end and spans:
-                # more tokens over the same characters (bytes of one emoji): one span, all ids
+            if start < end and spans and spans[-1].ids and (previous == (start, end) or end <= cursor):
+                # more tokens over characters already drawn (bytes of one emoji): one span, all ids
                 last = spans[-1]
                 spans[-1] = Span(last.text, (*last.ids, token_id), (*last.tokens, token), last.covers_text)
                 continue
