@@ -1,0 +1,60 @@
+"""Checkers for the "Try it" exercises of notebook 03 (SentencePiece BPE).
+
+Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
+with a hint, and returns True/False.
+Introduced in notebook ``03_bpe_sentencepiece``.
+
+Example: ``check_score_bpe({"a": -1, "b": -2, "ab": -3}, "ab", ["ab"])`` prints ``right``
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Mapping, Sequence
+
+from labkit.algorithms.spm_bpe import SpmBpeModel, byte_piece
+from labkit.core import LabkitError
+
+
+def _verdict(ok: bool, hint: str) -> bool:
+    print("right" if ok else f"wrong: {hint}")
+    return ok
+
+
+@lru_cache(maxsize=1)
+def _llama():
+    import labkit
+
+    return labkit.load("llama-spm", engine="labkit")
+
+
+def check_score_bpe(scores: Mapping[str, float], text: str, answer: Sequence[str]) -> bool:
+    """What pieces does score BPE leave for ``text`` (already normalised, ``▁`` for spaces),
+    given piece ``scores``? Every character of ``text`` must be a piece.
+
+    Example: ``check_score_bpe({"a": -1, "b": -2, "c": -3, "ab": -5, "bc": -4}, "abc", ["a", "bc"])`` -> True
+    """
+    pieces = ["<unk>", *scores]
+    missing = sorted({ch for ch in text if ch not in scores})
+    if missing:
+        raise LabkitError(f"check_score_bpe: characters {missing} of {text!r} are not pieces in the scores")
+    model = SpmBpeModel(pieces, [0.0, *scores.values()], [2] + [1] * len(scores))
+    return _verdict(list(answer) == model.merge(text),
+                    "merge the neighbouring pair whose merged piece scores highest, leftmost on a tie, until none is a piece")
+
+
+def check_llama_tokens(text: str, answer: Sequence[str]) -> bool:
+    """Which tokens does Llama-2's SentencePiece BPE give ``text`` (no BOS)?
+
+    Example: ``check_llama_tokens(" Hello", ["▁", "▁Hello"])`` -> True
+    """
+    return _verdict(list(answer) == _llama().encode(text).tokens,
+                    "remember the dummy prefix: a '▁' goes in front of the text, and every space becomes '▁'")
+
+
+def check_byte_pieces(char: str, answer: Sequence[str]) -> bool:
+    """Which byte-fallback pieces spell ``char`` (one ``<0xNN>`` per UTF-8 byte)?
+
+    Example: ``check_byte_pieces("é", ["<0xC3>", "<0xA9>"])`` -> True
+    """
+    return _verdict(list(answer) == [byte_piece(b) for b in char.encode("utf-8")],
+                    "encode the character as UTF-8 and write each byte as <0xNN> with two upper-case hex digits")

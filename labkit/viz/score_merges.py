@@ -1,0 +1,121 @@
+"""Draw a SentencePiece (score) BPE merge trace: a static table (HTML + text) and a stepper.
+
+Reads the :class:`labkit.algorithms.spm_bpe.MergeStep` list that
+``SpmBpeModel.merge_naive`` records (each step knows the symbols after it). ``▁`` is shown
+as it is, since that is how the vocabulary spells a space.
+Introduced in notebook ``03_bpe_sentencepiece``.
+
+Example: ``ScoreMergeTable("▁Hello", steps)`` shows one row per merge in a notebook.
+"""
+from __future__ import annotations
+
+import html
+from typing import Callable, Sequence
+
+from labkit.algorithms.spm_bpe import MergeStep
+from labkit.core import LabkitError
+
+_CHIP = ("display:inline-block;margin:1px 2px;padding:0 4px;border:1px solid #999;"
+         "border-radius:3px;font-family:monospace;background:{bg}")
+
+
+def _position(symbols: Sequence[str], start: int) -> int | None:
+    """Index of the symbol that starts at char offset ``start``."""
+    pos = 0
+    for index, symbol in enumerate(symbols):
+        if pos == start:
+            return index
+        pos += len(symbol)
+    return None
+
+
+def _chips(symbols: Sequence[str], highlight: int | None = None) -> str:
+    out = []
+    for index, symbol in enumerate(symbols):
+        bg = "#ffe08a" if index == highlight else "#f4f4f4"
+        out.append(f'<span style="{_CHIP.format(bg=bg)}">{html.escape(symbol)}</span>')
+    return "".join(out)
+
+
+class ScoreMergeTable:
+    """A score-BPE merge trace as a table: step, pair, score of the merged piece, new piece,
+    symbols afterwards.
+
+    Example: ``ScoreMergeTable("▁low", model_trace, token_id=tok.token_to_id)`` (HTML in
+    Jupyter, an aligned text table in ``repr``). Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+
+    def __init__(self, text: str, steps: Sequence[MergeStep], *, token_id: Callable[[str], int | None] | None = None):
+        if not isinstance(text, str):
+            raise LabkitError(f"ScoreMergeTable takes the normalised text as str, got {type(text).__name__}")
+        steps = list(steps)
+        if any(not isinstance(s, MergeStep) or not s.symbols for s in steps):
+            raise LabkitError("ScoreMergeTable needs the MergeStep list of merge_naive (each step with its symbols)")
+        self.text = text
+        self.steps = steps
+        self.token_id = token_id
+
+    def symbols_at(self, step: int) -> tuple[str, ...]:
+        """The symbols after ``step`` merges (0 = the characters).
+
+        Example: ``table.symbols_at(0)`` -> ``('▁', 'l', 'o', 'w')``
+        """
+        if not isinstance(step, int) or not 0 <= step <= len(self.steps):
+            raise LabkitError(f"symbols_at(): step must be 0..{len(self.steps)}, got {step!r}")
+        return tuple(self.text) if step == 0 else self.steps[step - 1].symbols
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """Text rows: step, left, right, score, merged, id, symbols after."""
+        rows = [("0", "", "", "", "", "", " ".join(self.text))]
+        for s in self.steps:
+            new_id = "" if self.token_id is None else str(self.token_id(s.merged))
+            rows.append((str(s.step), s.left, s.right, f"{s.score:g}", s.merged, new_id, " ".join(s.symbols)))
+        return rows
+
+    def __repr__(self) -> str:
+        header = ("step", "left", "right", "score", "merged", "id", "symbols")
+        rows = [header, *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in ("step", "pair", "score", "merged", "id", "symbols after"))
+        body = [f"<tr><td>0</td><td></td><td></td><td></td><td></td><td>{_chips(self.text)}</td></tr>"]
+        for s in self.steps:
+            new_id = "" if self.token_id is None else html.escape(str(self.token_id(s.merged)))
+            pair = f"{html.escape(s.left)} + {html.escape(s.right)}"
+            body.append(
+                f"<tr><td>{s.step}</td><td style='font-family:monospace'>{pair}</td><td>{s.score:g}</td>"
+                f"<td style='font-family:monospace'>{html.escape(s.merged)}</td><td>{new_id}</td>"
+                f"<td>{_chips(s.symbols, _position(s.symbols, s.start))}</td></tr>"
+            )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+    def step_html(self, step: int) -> str:
+        """HTML for one moment: the symbols after ``step`` merges, the last merge lit.
+
+        Example: ``table.step_html(1)``
+        """
+        symbols = self.symbols_at(step)
+        if step == 0:
+            return f"<div>{_chips(symbols)}</div><div><small>start: {len(symbols)} characters</small></div>"
+        s = self.steps[step - 1]
+        caption = f"step {step}: {s.left} + {s.right} -> {s.merged} (score {s.score:g})"
+        return f"<div>{_chips(symbols, _position(symbols, s.start))}</div><div><small>{html.escape(caption)}</small></div>"
+
+
+def score_merge_stepper(table: ScoreMergeTable):
+    """An ipywidgets slider stepping through the merges (show the table too, as the static
+    fallback). Example: ``display(score_merge_stepper(table))``
+    Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+    import ipywidgets as widgets
+
+    slider = widgets.IntSlider(value=0, min=0, max=len(table.steps), description="merges")
+    view = widgets.HTML(table.step_html(0))
+
+    def on_change(change):
+        view.value = table.step_html(change["new"])
+
+    slider.observe(on_change, names="value")
+    return widgets.VBox([slider, view])

@@ -1,0 +1,357 @@
+# %%
+import labkit
+print(labkit.__version__)
+
+# %% [markdown]
+# # 03 · SentencePiece BPE: merge by score, spaces as `▁`, bytes as a last resort
+#
+# Llama-2, Mistral-7B, Phi-3 and many others use SentencePiece's BPE. It differs from the
+# byte-level BPE of notebook 02 in three ways: there is **no merges list** (each piece has a
+# *score* and the best-scoring merge goes first), there is **no pre-tokenizer regex**
+# (spaces become `▁` and merges may run across words, within the rules of the vocabulary),
+# and the alphabet is **Unicode characters**, not bytes, with `<0xNN>` byte pieces only for
+# what the vocabulary cannot spell.
+#
+# **Learning goals**
+# 1. Run score BPE by hand and say how it differs from rank BPE, ties included.
+# 2. Predict the dummy prefix `▁`: at the start, after a special token, and when decoding.
+# 3. Explain byte fallback (`<0xNN>`) and what a vocabulary without it does (`<unk>`).
+# 4. Read a merge trace of a real word, and compare the textbook O(n²) loop with the
+#    priority queue sentencepiece uses.
+# 5. Check labkit against `sentencepiece` and `tokenizers` on every shipped vector.
+
+# %% [markdown]
+# ## 1. Scores, not ranks
+#
+# A SentencePiece model is a list of pieces, each with a score. Encoding starts from the
+# characters and repeats one step: among the neighbouring pairs whose concatenation is a
+# piece, merge the one whose **merged piece** scores highest; on a tie, the leftmost pair.
+# A toy vocabulary where `bc` (score -4) beats `ab` (score -5):
+
+# %%
+from labkit.algorithms.spm_bpe import SpmBpeModel, MergeStep
+from labkit.exercises_spm import check_score_bpe
+
+def toy_model(scores):
+    pieces = ["<unk>", *scores]
+    return SpmBpeModel(pieces, [0.0, *scores.values()], [2] + [1] * len(scores))
+
+toy = toy_model({"a": -1, "b": -2, "c": -3, "ab": -5, "bc": -4})
+trace = []
+print(toy.merge_naive("abc", trace))
+for step in trace:
+    print(step.step, step.left, "+", step.right, "->", step.merged, "score", step.score)
+assert toy.merge_naive("abc") == ["a", "bc"]
+
+# %% [markdown]
+# Reading the same vocabulary as a rank list (lower id = earlier merge, as a `tokenizers`
+# BPE would if you simply listed the pieces in id order) merges `ab` first and gets a
+# different answer. The score is what counts:
+
+# %%
+def rank_reading(pieces_in_id_order, text):
+    """Rank BPE where a piece's position in the list is its merge rank (for contrast)."""
+    rank = {p: i for i, p in enumerate(pieces_in_id_order)}
+    parts = list(text)
+    while True:
+        pairs = [(rank[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1) if parts[i] + parts[i + 1] in rank]
+        if not pairs:
+            return parts
+        _, i = min(pairs)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+
+print("rank reading :", rank_reading(["a", "b", "c", "ab", "bc"], "abc"))
+print("score reading:", toy.merge("abc"))
+assert rank_reading(["a", "b", "c", "ab", "bc"], "abc") == ["ab", "c"]
+
+# %% [markdown]
+# In real SentencePiece BPE vocabularies the score *is* a rank in disguise: the trainer
+# gives the k-th merged piece the score -k. Llama-2 follows that for all but 16 pieces:
+# the runs of `▁` (spaces), added by hand with the score -10⁹.
+
+# %%
+llama = labkit.load("llama-spm")
+v = llama.vocab
+normal = [i for i, kind in enumerate(v.token_types) if kind == 1]
+as_rank = [i for i in normal if v.scores[i] == -(i - 259)]
+odd = [v.tokens[i] for i in normal if v.scores[i] != -(i - 259)]
+print(f"{len(as_rank)} of {len(normal)} normal pieces have score = -(id - 259)")
+print("the others:", sorted(odd, key=len)[:6], "... all scored", {v.scores[v.tokens.index(t)] for t in odd})
+assert len(odd) == 16 and all(set(t) == {"▁"} for t in odd)
+
+# %% [markdown]
+# Equal scores are where the tie rule shows. The 16 space pieces all score -10⁹, so a run
+# of spaces is merged strictly left to right:
+
+# %%
+spaces = "▁" * 6
+trace = []
+print(llama.model.merge_naive(spaces, trace))
+for step in trace:
+    print(step.step, f"at {step.start}:", step.left, "+", step.right, "->", step.merged, step.score)
+assert [s.start for s in trace] == [0] * 5
+
+# %% [markdown]
+# `tokenizers` has no score BPE, so its conversion (and labkit's `hf` engine) rebuilds a
+# merges list from the scores: every split of a piece into two pieces, ordered by the merged
+# piece's score.
+
+# %%
+from labkit.engines.hf import spm_merges_from_scores
+merges = spm_merges_from_scores(v)
+print(len(merges), "merges rebuilt; the first five:", merges[:5])
+assert merges[0] == ("▁", "t")
+
+# %% [markdown]
+# ## 2. The dummy prefix and `▁`
+#
+# SentencePiece treats the text as one stream with spaces spelled `▁`, and puts one extra
+# `▁` in front (`add_dummy_prefix`), so that the first word looks like every other word
+# (`▁Hello` whether it starts the text or follows a space). A space at the very start
+# therefore becomes *two* `▁`:
+
+# %%
+import pandas as pd
+
+rows = []
+for text in ["Hello", " Hello", "  Hello", "Hello world", "a</s>b"]:
+    enc = llama.encode(text)
+    rows.append({"text": repr(text), "normalised": llama.normalizer.normalize(text) if "<" not in text else "(split at </s>)",
+                 "tokens": " ".join(enc.tokens), "decode": repr(llama.decode(enc.ids))})
+pd.DataFrame(rows)
+
+# %%
+assert llama.encode("Hello").tokens == ["▁Hello"]
+assert llama.encode(" Hello").tokens == ["▁", "▁Hello"]
+assert llama.encode("a</s>b").tokens == ["▁a", "</s>", "▁b"]
+assert all(llama.decode(llama.encode(t).ids) == t for t in ["Hello", " Hello", "  Hello", "Hello world"])
+
+# %% [markdown]
+# Two rules to notice:
+#
+# * **After a special token** the next text gets a fresh `▁` (`</s>` then `▁b`): llama.cpp
+#   and `tokenizers` both normalise each stretch of text between added tokens separately.
+# * **Decoding** turns `▁` back into spaces and removes exactly one leading space, the one
+#   the dummy prefix added; so `" Hello"` survives the round trip. The `▁` added after a
+#   special token is *not* removed: `a</s>b` comes back as `a</s> b` (in `tokenizers` too).
+
+# %%
+ids = llama.encode("a</s>b").ids
+print(repr(llama.decode(ids)), repr(ref_hf_decode := labkit.load("llama-spm", engine="hf").decode(ids)))
+assert llama.decode(ids) == ref_hf_decode == "a</s> b"
+
+# %% [markdown]
+# ## 3. Byte fallback: text the vocabulary cannot spell
+#
+# Llama-2 has pieces for only a couple of thousand single characters. Any other character,
+# after merging, is spelled as its UTF-8 bytes with the 256 pieces `<0x00>` ... `<0xFF>`:
+
+# %%
+from labkit.viz.spans import token_spans
+
+single_chars = sum(1 for i in normal if len(v.tokens[i]) == 1)
+byte_pieces = sum(1 for kind in v.token_types if kind == 6)
+print(f"{single_chars} single-character pieces, {byte_pieces} byte pieces")
+assert 2000 < single_chars < 2200 and byte_pieces == 256
+
+for text in ["🦙 llama", "Cửa Việt", "ខ្ញុំ"]:
+    enc = llama.encode(text)
+    n_bytes = sum(t.startswith("<0x") for t in enc.tokens)
+    print(f"{text!r:12} {len(enc.ids):2} tokens, {n_bytes:2} byte pieces:", " ".join(enc.tokens))
+    assert llama.decode(enc.ids) == text
+token_spans(llama, "🦙 llama")
+
+# %% [markdown]
+# The four byte pieces of 🦙 share one character's offsets. Decoding joins a run of byte
+# pieces and decodes it as UTF-8; a run that is cut short is not text. The reference
+# libraries disagree on how many U+FFFD to write: `tokenizers` writes one per byte of an
+# invalid run, `sentencepiece` one per malformed byte, keeping valid characters. labkit
+# decodes a GGUF vocabulary like the first and a `.model` like the second:
+
+# %%
+llama_ids = llama.encode("🦙").ids
+print(llama_ids, "->", [llama.decode(llama_ids[:k]) for k in range(len(llama_ids) + 1)])
+broken = [llama.token_to_id("<0xF0>"), llama.token_to_id("<0x9F>"), llama.token_to_id("<0x41>")]
+ref_hf = labkit.load("llama-spm", engine="hf")
+ref_sp = labkit.load("llama-spm", engine="sentencepiece")
+print("tokenizers:", repr(ref_hf.decode(broken)), " sentencepiece:", repr(ref_sp.decode(broken)),
+      " labkit:", repr(llama.decode(broken)))
+assert llama.decode(broken) == ref_hf.decode(broken) == "\ufffd\ufffd\ufffd"
+assert ref_sp.decode(broken) == "\ufffd\ufffdA"
+
+# %% [markdown]
+# A vocabulary **without** byte fallback, like the 1,000-piece `botchan` BPE model, has only
+# `<unk>`: unknown characters in a row fuse into one `<unk>`, which sentencepiece decodes
+# as ` ⁇ `. The text is lost.
+
+# %%
+botchan = labkit.load("botchan-bpe")
+enc = botchan.encode("Ōsaka ĀĀ x")
+print(enc.tokens, enc.offsets)
+print(repr(botchan.decode(enc.ids)))
+assert enc.tokens.count("<unk>") == 2 and botchan.decode(enc.ids) == " ⁇ saka  ⁇  x"
+
+# %% [markdown]
+# ## 4. A merge trace
+#
+# Every merge score BPE makes on `▁tokenization` (Llama-2), as a table and a stepper. The
+# ids show that the scores are ranks here: each merge makes a piece with a larger id (a
+# lower score) than the one before.
+
+# %%
+from labkit.viz.score_merges import ScoreMergeTable, score_merge_stepper
+
+normalized = llama.normalizer.normalize("tokenization")
+trace = []
+llama.model.merge_naive(normalized, trace)
+table = ScoreMergeTable(normalized, trace, token_id=llama.token_to_id)
+table
+
+# %% tags=["nbval-ignore-output"]
+score_merge_stepper(table)
+
+# %%
+print(repr(table))
+assert trace[-1].symbols == ("▁token", "ization")
+assert llama.encode("tokenization").tokens == ["▁token", "ization"]
+assert all(s.score == v.scores[llama.token_to_id(s.merged)] for s in trace)
+merged_ids = [llama.token_to_id(s.merged) for s in trace]
+assert merged_ids == sorted(merged_ids)
+
+# %% [markdown]
+# ## 5. The textbook loop and the priority queue
+#
+# `merge_naive` rescans every pair after each merge: O(n²) look-ups for n characters.
+# `merge` is what sentencepiece's `bpe_model.cc` does: symbols in a linked list, candidate
+# pairs in a priority queue keyed by (score, position), stale entries skipped when they
+# come up. Both make the same merges in the same order (checked on every vector); counting
+# vocabulary look-ups shows the difference in cost:
+
+# %%
+import dataclasses
+from labkit.vectors import load_vectors
+
+vectors = load_vectors("llama-spm")
+for text, _ in vectors:
+    norm = llama.normalizer.normalize(text)
+    a, b = [], []
+    assert llama.model.merge_naive(norm, a) == llama.model.merge(norm, b)
+    assert [dataclasses.replace(s, symbols=()) for s in a] == b
+print("same merges, same order, on all", len(vectors), "vectors")
+
+class CountingDict(dict):
+    """A dict that counts get() calls: the vocabulary look-ups of one encode."""
+    calls = 0
+    def get(self, key, default=None):
+        CountingDict.calls += 1
+        return super().get(key, default)
+
+counting = SpmBpeModel.from_vocab(v)
+counting.mergeable = CountingDict(counting.mergeable)
+
+def lookups(method, text):
+    CountingDict.calls = 0
+    getattr(counting, method)(text)
+    return CountingDict.calls
+
+long_text = llama.normalizer.normalize("antidisestablishmentarianism " * 40)
+sizes = [30, 60, 120, 240, 480, 960]
+costs = [(n, lookups("merge_naive", long_text[:n]), lookups("merge", long_text[:n])) for n in sizes]
+for n, naive, heap in costs:
+    print(f"{n:4} chars  naive {naive:8}  priority queue {heap:6}")
+assert costs[-1][1] / costs[-2][1] > 3.5 and costs[-1][2] / costs[-2][2] < 2.5
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.loglog([c[0] for c in costs], [c[1] for c in costs], "o-", label="textbook loop (rescan)")
+ax.loglog([c[0] for c in costs], [c[2] for c in costs], "s-", label="priority queue + linked list")
+ax.set_xlabel("characters merged as one stream"); ax.set_ylabel("vocabulary look-ups"); ax.legend()
+ax.set_title("Score BPE cost as the text grows (Llama-2)")
+plt.show()
+
+# %% [markdown]
+# SentencePiece merges across the whole text, but no Llama-2 piece has a `▁` after another
+# character, so no merge ever crosses the start of a `▁` run. The engine cuts the text
+# there and caches each word, which is where most of its speed comes from:
+
+# %%
+from labkit.algorithms.spm_bpe import chunk_rule
+print("llama-spm:", chunk_rule(v.tokens, v.token_types), " botchan-bpe:", chunk_rule(botchan.vocab.tokens, botchan.vocab.token_types))
+assert chunk_rule(v.tokens, v.token_types) == "prefix"
+
+# %% [markdown]
+# ## 6. Exactness against sentencepiece and tokenizers
+#
+# All 46 llama.cpp vectors (made with HF `tokenizers`) through labkit, the `tokenizers`
+# engine and the `sentencepiece` engine; decode of every expected id list; and the botchan
+# model against sentencepiece on every corpus line.
+
+# %%
+from labkit.bench.harness import corpus_lines
+
+ok = sum(llama.encode(t, parse_special=False).ids == ids == ref_hf.encode(t, parse_special=False).ids
+         == ref_sp.encode(t, parse_special=False).ids for t, ids in vectors)
+dec = sum(llama.decode(ids) == ref_hf.decode(ids) for _, ids in vectors)
+botchan_sp = labkit.load("botchan-bpe", engine="sentencepiece")
+lines = corpus_lines()
+same = sum(botchan.encode(l).ids == botchan_sp.encode(l).ids for l in lines)
+print(f"llama-spm vectors: labkit = tokenizers = sentencepiece = .out on {ok}/{len(vectors)}, decode {dec}/{len(vectors)}")
+print(f"botchan-bpe: labkit = sentencepiece on {same}/{len(lines)} corpus lines")
+assert ok == dec == len(vectors) and same == len(lines)
+
+# %% [markdown]
+# ## 7. Speed
+#
+# `python -m labkit.bench spm` times about 1 MB of botchan in one run (single thread); here
+# a quarter of it. Ratios are against `SentencePieceProcessor.encode` (ids only); labkit's
+# `encode` also builds tokens and offsets. Warm means the word cache is filled.
+
+# %% tags=["nbval-ignore-output"]
+from labkit.bench.spm import measure
+from labkit.bench.harness import corpus, table as text_table
+
+rows = measure("llama-spm", corpus(0.25), repeat=1)
+print(text_table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
+
+# %% [markdown]
+# ## Try it
+# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+
+# %%
+from labkit.exercises_spm import check_llama_tokens, check_byte_pieces
+
+# 1. Scores {"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}: what pieces does "abab" end as?
+answer_1 = None
+# 2. Llama-2's tokens for "  hi" (two spaces first)?
+answer_2 = None
+# 3. The byte pieces that spell "€"?
+answer_3 = None
+if answer_1 is not None:
+    check_score_bpe({"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}, "abab", answer_1)
+if answer_2 is not None:
+    check_llama_tokens("  hi", answer_2)
+if answer_3 is not None:
+    check_byte_pieces("€", answer_3)
+
+# %% [markdown]
+# The checkers on worked answers:
+
+# %%
+assert check_score_bpe({"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}, "abab", ["ab", "ab"])
+assert check_llama_tokens("  hi", ["▁▁", "▁hi"])
+assert not check_byte_pieces("€", ["<0xe2>", "<0x82>", "<0xac>"])
+
+# %% [markdown]
+# ## Summary
+# * SentencePiece BPE merges the pair whose **merged piece scores highest**, leftmost on a
+#   tie; in trained vocabularies the score is minus the merge rank, except hand-made pieces
+#   (Llama-2's space runs, all -10⁹, merged left to right).
+# * Spaces are `▁`, and one dummy `▁` goes in front of the text and after every special
+#   token; decoding removes that one space again.
+# * Characters the vocabulary cannot spell become `<0xNN>` byte pieces (byte fallback) or,
+#   without it, a fused `<unk>`; a cut-off byte run decodes to U+FFFD, one per byte in
+#   `tokenizers`, one per malformed byte in `sentencepiece`.
+# * The textbook loop is O(n²); sentencepiece's priority queue makes the same merges in
+#   O(n log n), and a word cache over `▁`-runs makes repeated words free.
