@@ -252,22 +252,33 @@ def test_byte_level_bpe_tokenizer_json(tmp_path):
     assert [(a.content, a.id, a.special) for a in vocab.added_tokens] == [("<|endoftext|>", 50256, True)]
 
 
-def test_byte_level_split_regex_names_and_nfc(tmp_path):
+# the Split regexes as the Qwen2 and Llama-3 tokenizer.json files spell them
+QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+LLAMA3_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+@pytest.mark.parametrize("split,nfc,expected", [(QWEN2_SPLIT, True, "qwen2"), (LLAMA3_SPLIT, False, "llama3"),
+                                                (None, False, "gpt-2"), ("[0-9]+", False, None)])
+def test_byte_level_split_regex_names_and_nfc(tmp_path, split, nfc, expected):
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
-    qwen2_regex = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-                   r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
     alphabet = [gpt2_byte_map()[b] for b in range(256)]
     tok = Tokenizer(models.BPE({c: i for i, c in enumerate(alphabet)}, []))
-    tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(qwen2_regex), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    if nfc:
+        tok.normalizer = normalizers.NFC()
+    if split is None:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(split), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
     path = tmp_path / "tokenizer.json"
     tok.save(str(path))
     vocab = read_vocab(path)
-    assert (vocab.model, vocab.pre, vocab.normalizer.get("nfc")) == ("bpe_byte", "qwen2", True)
+    assert (vocab.model, vocab.pre, vocab.normalizer.get("nfc", False)) == ("bpe_byte", expected, nfc)
     assert vocab.token_bytes == [bytes([b]) for b in range(256)]
     assert read_vocab(path, pre="llama3").pre == "llama3"
 

@@ -41,9 +41,10 @@ SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 MAX_ID_HOLES = 1 << 16
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>\Z")
 
+_GPT2_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # split regexes of tokenizer.json files -> llama.cpp's pre-tokenizer names
 KNOWN_SPLIT_REGEXES = {
-    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": "gpt-2",
+    _GPT2_REGEX: "gpt-2",
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": "llama3",
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": "qwen2",
 }
@@ -254,20 +255,39 @@ def _components(node: Any, source: str, where: str) -> list[dict]:
     return out
 
 
-def _split_pre_name(pretokenizers: list[dict], source: str) -> str | None:
-    """llama.cpp's name for the split regex of a byte-level BPE pre-tokenizer."""
+def _split_pre_name(pretokenizers: list[dict], nfc: bool) -> str | None:
+    """llama.cpp's name for the split of a byte-level BPE pre-tokenizer: the Split regexes
+    (and ByteLevel's own GPT-2 regex when it is on) looked up in labkit's pre-tokenizer table."""
+    regexes = []
     for node in pretokenizers:
-        if node.get("type") == "Split":
+        kind = node.get("type")
+        if kind == "Split":
             pattern = node.get("pattern")
-            if isinstance(pattern, dict):
-                regex = pattern.get("Regex", pattern.get("String"))
-                if isinstance(regex, str):
-                    return KNOWN_SPLIT_REGEXES.get(regex)
-            return None
-    for node in pretokenizers:
-        if node.get("type") == "ByteLevel" and node.get("use_regex", True) is not False:
-            return "gpt-2"
-    return None
+            regex = pattern.get("Regex", pattern.get("String")) if isinstance(pattern, dict) else None
+            if not isinstance(regex, str):
+                return None
+            regexes.append(regex)
+        elif kind == "ByteLevel" and node.get("use_regex", True) is not False:
+            regexes.append(_GPT2_REGEX)
+        elif kind not in ("ByteLevel", None):
+            return None  # Digits, Punctuation, ...: not a split labkit can name
+    if not regexes:
+        return None
+    candidates = []
+    try:
+        from labkit.algorithms.pretokenize import PRE_TOKENIZERS
+
+        for spec in PRE_TOKENIZERS.values():
+            if spec.regexes == tuple(regexes) and spec.tiktoken_pattern is None and spec.name != "default":
+                candidates.append(spec)
+    except ImportError:  # the table is optional here: fall back to the three common splits
+        pass
+    for spec in candidates:
+        if spec.nfc == nfc:
+            return spec.name
+    if candidates:
+        return candidates[0].name
+    return KNOWN_SPLIT_REGEXES.get(regexes[0]) if len(regexes) == 1 else None
 
 
 def _post_processor_framing(post: Any, source: str, depth: int = 0) -> dict[str, Any]:
@@ -398,9 +418,9 @@ def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre:
             family = "bpe_byte"
             special_ids = {a.id for a in added if a.special}
             token_bytes = [None if i in special_ids else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
-            pre_name = _split_pre_name(pretokenizers, source)
             if any(c.get("type") == "NFC" for c in normalizers):
                 normalizer["nfc"] = True
+            pre_name = _split_pre_name(pretokenizers, bool(normalizer.get("nfc")))
         else:
             # SentencePiece-style BPE saved by tokenizers (Llama-2): scores follow merge order
             family = "spm_bpe"

@@ -33,8 +33,8 @@ from labkit.core import (
 
 _EOT = "<|endoftext|>"
 
-# The published encodings: sha256 of the .tiktoken file, special tokens, and the llama.cpp
-# style pre-tokenizer name of their split regex (r50k/p50k use GPT-2's regex).
+# The published encodings: sha256 of the .tiktoken file, special tokens, and the name of
+# their split in labkit.algorithms.pretokenize (tiktoken's own spelling of each regex).
 KNOWN_ENCODINGS: dict[str, dict] = {
     "cl100k_base": {
         "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
@@ -45,17 +45,17 @@ KNOWN_ENCODINGS: dict[str, dict] = {
     "r50k_base": {
         "sha256": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
         "special_tokens": {_EOT: 50256},
-        "pre": "gpt-2",
+        "pre": "r50k",
     },
     "p50k_base": {
         "sha256": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
         "special_tokens": {_EOT: 50256},
-        "pre": "gpt-2",
+        "pre": "p50k",
     },
     "o200k_base": {
         "sha256": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
         "special_tokens": {_EOT: 199999, "<|endofprompt|>": 200018},
-        "pre": "gpt-4o",
+        "pre": "o200k",
     },
 }
 # ids may skip numbers (cl100k has holes before its specials), but not by this much:
