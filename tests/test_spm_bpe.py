@@ -313,3 +313,11 @@ def test_engine_rejects_bad_input(llama):
         llama.decode([-1])
     with pytest.raises(LabkitError):
         labkit_spm_bpe.build(labkit.load("bert-bge", engine="hf").vocab)
+
+
+def test_tokenizer_json_bpe_is_left_to_tokenizers(llama):
+    from labkit.core import EngineUnavailable
+
+    vocab = dataclasses.replace(llama.vocab, format="hf_json", options={**llama.vocab.options, "scores_from_merges": True})
+    with pytest.raises(EngineUnavailable):
+        labkit_spm_bpe.build(vocab)

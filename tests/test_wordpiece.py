@@ -183,3 +183,19 @@ def test_bad_input(bge):
         WordPiece({"a": 0})  # no [UNK]
     with pytest.raises(LabkitError):
         labkit_wordpiece.build(labkit.load("llama-spm", engine="hf").vocab)
+
+
+def test_tokenizer_json_with_another_pipeline_is_left_to_tokenizers():
+    import dataclasses
+    import json
+
+    from labkit.core import EngineUnavailable
+
+    vocab = labkit.load("minilm", engine="hf").vocab
+    other = dataclasses.replace(vocab, metadata={**vocab.metadata, "pre_tokenizer": {"type": "Whitespace"}})
+    with pytest.raises(EngineUnavailable):
+        labkit_wordpiece.build(other)
+    seq = {"type": "Sequence", "normalizers": [{"type": "BertNormalizer", "lowercase": True}]}
+    assert labkit_wordpiece.build(dataclasses.replace(vocab, metadata={**vocab.metadata, "normalizer": seq})).engine == "labkit"
+    assert json.dumps(vocab.metadata["decoder"])  # the shipped file passes as it is
+    assert labkit.load("minilm").engine == "labkit"

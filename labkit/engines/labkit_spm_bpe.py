@@ -283,4 +283,7 @@ def build(vocab: VocabData) -> SpmBpeTokenizer:
         raise EngineUnavailable(f"{vocab.name}: labkit's spm_bpe engine serves SentencePiece BPE, not {vocab.model!r}")
     if vocab.scores is None:
         raise EngineUnavailable(f"{vocab.name}: SentencePiece BPE without piece scores")
+    if vocab.options.get("scores_from_merges"):
+        # a tokenizer.json keeps merges, not scores: tokenizers merges only listed pairs
+        raise EngineUnavailable(f"{vocab.name}: a tokenizer.json BPE has a merges list; labkit's engine runs SentencePiece scores")
     return SpmBpeTokenizer(vocab)

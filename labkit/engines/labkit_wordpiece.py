@@ -103,4 +103,30 @@ def build(vocab: VocabData) -> WordPieceTokenizer:
     """
     if vocab.model != MODEL_WORDPIECE:
         raise EngineUnavailable(f"{vocab.name}: labkit's wordpiece engine serves WordPiece, not {vocab.model!r}")
+    if vocab.format == "hf_json":
+        _check_bert_pipeline(vocab)
     return WordPieceTokenizer(vocab)
+
+
+def _component_types(node) -> list:
+    """The component types of a tokenizer.json normalizer/pre-tokenizer/decoder (Sequence unrolled)."""
+    if node is None:
+        return []
+    if not isinstance(node, dict):
+        return ["?"]
+    for key in ("normalizers", "pretokenizers", "decoders"):
+        if isinstance(node.get(key), list):
+            return [t for child in node[key] for t in _component_types(child)]
+    return [node.get("type")]
+
+
+def _check_bert_pipeline(vocab: VocabData) -> None:
+    """labkit implements BERT's pipeline only: anything else in a tokenizer.json is left to tokenizers."""
+    meta = vocab.metadata if isinstance(vocab.metadata, dict) else {}
+    wanted = {"normalizer": ["BertNormalizer"], "pre_tokenizer": ["BertPreTokenizer"], "decoder": ["WordPiece"]}
+    for key, types in wanted.items():
+        got = _component_types(meta.get(key))
+        if got != types:
+            raise EngineUnavailable(
+                f"{vocab.name}: labkit's WordPiece engine runs BERT's pipeline ({key} {types}), this file has {key} {got}"
+            )
