@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
 from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+from labkit import metrics as _metrics
 from labkit.core import LabkitError
 
 # StopStringMatcher remembers the outcome of pushing short chunks (token texts) per state
@@ -478,6 +479,8 @@ class StopSequenceDecoder:
         """Record the stop; from now on every id takes the slow path, which says Stopped."""
         self.stop_reason = self.matcher.stopped = reason
         self._guard = _EVERY_ID
+        if _metrics.ENABLED:  # an eos id is a token stop too
+            _metrics.record_stop(self.tok, "string" if reason.kind == "string" else "token")
 
     def _slow_token(self, token_id: int) -> StopOutput:
         """A stop id, or any id while stopped or while min_tokens holds stops back."""
