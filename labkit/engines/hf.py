@@ -10,7 +10,9 @@ Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9
 """
 from __future__ import annotations
 
+import functools
 import json
+from typing import Sequence
 
 import tokenizers
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors
@@ -223,7 +225,7 @@ def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
         merges = list(vocab.merges)
         ignore_merges = spec.ignore_merges
     elif vocab.token_bytes is not None:
-        merges = merges_from_ranks(vocab.token_bytes)
+        merges = list(_merges_from_ranks_memo(tuple(vocab.token_bytes)))
         # tiktoken looks a whole pre-token up before merging
         ignore_merges = True
     else:
@@ -244,7 +246,13 @@ def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
     return _finish(vocab, backend)
 
 
-def merges_from_ranks(token_bytes: list[bytes | None]) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=4)
+def _merges_from_ranks_memo(token_bytes: tuple[bytes | None, ...]) -> tuple[tuple[str, str], ...]:
+    # deriving cl100k's 100k merges takes about a second; the same ranks loaded again reuse them
+    return tuple(merges_from_ranks(token_bytes))
+
+
+def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, str]]:
     """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
 
     A token of rank r is the merge of the two parts that rank BPE, allowed only merges
