@@ -42,6 +42,7 @@ def check_token_count(name: str, text: str, answer: int) -> bool:
     """How many tokens does tokenizer ``name`` make of ``text`` (no BOS/EOS)?
 
     Example: ``check_token_count("cl100k_base", "Hello world", 2)`` -> True
+    Introduced in notebook ``00_tour``.
     """
     right = len(_reference(name).encode(text).ids)
     return _verdict(answer == right, f"encode it and count: labkit.load({name!r}).encode(text).ids")
@@ -51,6 +52,7 @@ def check_tokens(name: str, text: str, answer: Sequence[str]) -> bool:
     """Which tokens, in the model's own spelling, does ``name`` make of ``text``?
 
     Example: ``check_tokens("gpt2", " hello", ["Ġhello"])`` -> True
+    Introduced in notebook ``00_tour``.
     """
     right = _reference(name).encode(text).tokens
     hint = "byte-level vocabularies write a space as 'Ġ', SentencePiece as '▁', WordPiece continuations start with '##'"
@@ -61,6 +63,7 @@ def check_fewest_tokens(text: str, answer: str, names: Sequence[str] = tuple(TOU
     """Which of ``names`` needs the fewest tokens for ``text``? (ties: the first in ``names``)
 
     Example: ``check_fewest_tokens("Hello world", "gpt2", ["gpt2", "botchan-unigram"])`` -> True
+    Introduced in notebook ``00_tour``.
     """
     counts = {name: len(_reference(name).encode(text).ids) for name in names}
     best = min(names, key=lambda name: counts[name])
@@ -71,6 +74,7 @@ def check_round_trip(name: str, text: str, answer: bool) -> bool:
     """Does ``decode(encode(text))`` give ``text`` back exactly for tokenizer ``name``?
 
     Example: ``check_round_trip("gpt2", "Hello", True)`` -> True
+    Introduced in notebook ``00_tour``.
     """
     tok = _reference(name)
     right = tok.decode(tok.encode(text).ids) == text

@@ -43,6 +43,7 @@ class HFTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``tokenizers.Tokenizer`` (``.backend``).
 
     Example: ``labkit.load("gpt2", engine="hf").backend`` -> ``Tokenizer(version="1.0", ...)``
+    Introduced in notebook ``00_tour``.
     """
 
     engine = "hf"
@@ -90,6 +91,7 @@ def build(vocab: VocabData) -> HFTokenizer:
     """Build the ``tokenizers`` engine for ``vocab``; EngineUnavailable if it cannot serve it.
 
     Example: ``build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens`` -> ``['hello']``
+    Introduced in notebook ``00_tour``.
     """
     plain = None
     try:
@@ -259,6 +261,7 @@ def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, st
     ranked below r, leaves when run on the token's own bytes (transformers converts
     tiktoken files the same way). Merges come out in rank order.
     Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+    Introduced in notebook ``00_tour``.
     """
     ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
     merges = []
@@ -289,6 +292,7 @@ def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
     pieces of the vocab, ordered by the merged piece's score (highest first).
 
     Example: ``spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]`` -> ``('▁', 't')``
+    Introduced in notebook ``00_tour``.
     """
     if vocab.scores is None:
         raise EngineUnavailable(f"{vocab.name}: SentencePiece BPE needs scores to order its merges")

@@ -4,7 +4,7 @@ One id per character of a fixed alphabet (printable ASCII, tab and newline), any
 becomes ``<unk>``; BOS ``<s>`` / EOS ``</s>`` and two chat markers are special added tokens,
 and ``<tool>`` is a user-defined (non-special) added token, so ``parse_special`` and
 ``add_special_tokens`` behave exactly as they do for a real model. No files, no libraries.
-Introduced in notebook ``00_tour``.
+Not shown in a notebook: a helper for tests and docstring examples.
 
 Example: ``mock_tokenizer().encode("hi<|end|>").tokens`` -> ``['h', 'i', '<|end|>']``
 """
@@ -33,6 +33,7 @@ def mock_vocab(*, add_bos: bool = True, add_eos: bool = False) -> VocabData:
     """The VocabData behind the mock tokenizer: specials, one user-defined token, then characters.
 
     Example: ``mock_vocab().tokens[:4]`` -> ``['<pad>', '<s>', '</s>', '<unk>']``
+    Not shown in a notebook: a helper for tests and docstring examples.
     """
     tokens = [*SPECIAL_SPELLINGS, *USER_DEFINED_SPELLINGS, *ALPHABET]
     types = [TOKEN_CONTROL] * len(SPECIAL_SPELLINGS) + [TOKEN_USER_DEFINED] * len(USER_DEFINED_SPELLINGS)
@@ -54,6 +55,7 @@ class MockTokenizer(Tokenizer):
     """Character-level tokenizer over :func:`mock_vocab`: predictable ids for tests.
 
     Example: ``mock_tokenizer().encode("ab", add_special_tokens=True).ids`` -> ``[1, 74, 75]``
+    Not shown in a notebook: a helper for tests and docstring examples.
     """
 
     engine = "mock"
@@ -96,6 +98,7 @@ def build(vocab: VocabData) -> MockTokenizer:
     """Build the mock engine; it serves only vocabularies of format "mock".
 
     Example: ``build(mock_vocab()).engine`` -> ``'mock'``
+    Not shown in a notebook: a helper for tests and docstring examples.
     """
     if vocab.format != "mock":
         raise EngineUnavailable(f"{vocab.name}: the mock engine serves only mock vocabularies")
@@ -103,5 +106,8 @@ def build(vocab: VocabData) -> MockTokenizer:
 
 
 def mock_tokenizer(*, add_bos: bool = True, add_eos: bool = False) -> MockTokenizer:
-    """A ready mock tokenizer. Example: ``mock_tokenizer().decode([74, 75])`` -> ``'ab'``"""
+    """A ready mock tokenizer. Example: ``mock_tokenizer().decode([74, 75])`` -> ``'ab'``
+
+    Not shown in a notebook: a helper for tests and docstring examples.
+    """
     return build(mock_vocab(add_bos=add_bos, add_eos=add_eos))

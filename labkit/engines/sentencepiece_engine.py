@@ -33,6 +33,7 @@ class SentencePieceTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``SentencePieceProcessor`` (``.backend``).
 
     Example: ``labkit.load("llama-spm", engine="sentencepiece").encode(" Hello").ids`` -> ``[29871, 15043]``
+    Introduced in notebook ``00_tour``.
     """
 
     engine = "sentencepiece"
@@ -99,6 +100,7 @@ def build(vocab: VocabData) -> SentencePieceTokenizer:
     """Build the sentencepiece engine; it serves SentencePiece BPE and Unigram vocabularies.
 
     Example: ``build(read_spm_model(data_path("sentencepiece/botchan_en_bpe_1000.model"))).engine`` -> ``'sentencepiece'``
+    Introduced in notebook ``00_tour``.
     """
     if vocab.model not in (MODEL_SPM_BPE, MODEL_UNIGRAM) or vocab.format not in ("spm_model", "gguf"):
         raise EngineUnavailable(

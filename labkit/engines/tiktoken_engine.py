@@ -34,6 +34,7 @@ class TiktokenTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``tiktoken.Encoding`` (``.backend``).
 
     Example: ``labkit.load("gpt2", engine="tiktoken").encode(" world").tokens`` -> ``['Ġworld']``
+    Introduced in notebook ``00_tour``.
     """
 
     engine = "tiktoken"
@@ -143,6 +144,7 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
     """Build the tiktoken engine for a byte-level BPE vocabulary with a single split regex.
 
     Example: ``build(read_gguf(bundled_path("qwen2"))).encode("Hello world").ids`` -> ``[9707, 1879]``
+    Introduced in notebook ``00_tour``.
     """
     if vocab.model != MODEL_BPE_BYTE:
         raise EngineUnavailable(f"{vocab.name}: tiktoken serves byte-level BPE only, not {vocab.model!r}")

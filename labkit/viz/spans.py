@@ -29,6 +29,7 @@ class Span:
     it covers original text (False for added framing such as BOS).
 
     Example: ``Span("Hello", (15496,), ("Hello",), True)``
+    Introduced in notebook ``00_tour``.
     """
 
     text: str
@@ -41,6 +42,7 @@ def visible(text: str) -> str:
     """Whitespace and control characters made visible (space -> ·, tab -> →, newline -> ↵).
 
     Example: ``visible("a b\\n")`` -> ``'a·b↵'``
+    Introduced in notebook ``00_tour``.
     """
     out = []
     for ch in text:
@@ -145,5 +147,6 @@ def token_spans(tokenizer, text: str, *, title: str | None = None, **encode_kwar
     """Encode ``text`` with ``tokenizer`` and draw the tokens as coloured spans.
 
     Example: ``token_spans(labkit.load("gpt2"), "Hello world")`` -> ``Hello|·world``
+    Introduced in notebook ``00_tour``.
     """
     return TokenSpans.from_encoding(tokenizer.encode(text, **encode_kwargs), text, title=title)
