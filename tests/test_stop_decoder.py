@@ -33,9 +33,9 @@ LOSSLESS = ["gpt2", "qwen2", "cl100k_base", "llama-spm"]
 
 
 @functools.lru_cache(maxsize=None)
-def load(name):
+def load(name, engine="hf"):
     try:
-        return labkit.load(name, engine="hf")
+        return labkit.load(name, engine=engine)
     except labkit.LabkitError as exc:  # pragma: no cover - only while engines are being written
         pytest.skip(f"{name} does not load yet: {exc}")
 
@@ -272,11 +272,12 @@ def scenario(draw, tok):
     return ids, config, draw(st.booleans())
 
 
+@pytest.mark.parametrize("engine", ["hf", "labkit"])
 @pytest.mark.parametrize("name", VOCABS)
-def test_stream_equals_full_decode_cut_at_the_first_stop(name):
-    tok = load(name)
+def test_stream_equals_full_decode_cut_at_the_first_stop(name, engine):
+    tok = load(name, engine)
 
-    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=100 if engine == "hf" else 50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.data())
     def check(data):
         ids, config, skip = data.draw(scenario(tok))

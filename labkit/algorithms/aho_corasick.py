@@ -154,6 +154,27 @@ class AhoCorasick:
         node_text = self.prefixes[state]
         return node_text[len(node_text) - self._hold[state]:]
 
+    def table(self) -> list[dict]:
+        """One row per state (a trace to look at): its string, failure link, what it matches, its hold.
+
+        Keys: ``state``, ``text`` (the prefix it stands for), ``fail`` and ``fail_text`` (the
+        longest proper suffix that is also a state), ``matches`` (the longest pattern that
+        ends here, or None) and ``hold`` (how many characters it keeps in a jail).
+        Example: ``AhoCorasick(["he", "she"]).table()[3]`` -> ``{'state': 3, 'text': 's', ...}``
+        """
+        rows = []
+        for node in range(self.node_count):
+            pattern = self._match[node]
+            rows.append({
+                "state": node,
+                "text": self.prefixes[node],
+                "fail": self._fail[node],
+                "fail_text": self.prefixes[self._fail[node]],
+                "matches": self.patterns[pattern] if pattern >= 0 else None,
+                "hold": self._hold[node],
+            })
+        return rows
+
     def find_first(self, text: str) -> tuple[int, int] | None:
         """``(end, pattern)`` of the match that ends first in ``text``, or None.
 

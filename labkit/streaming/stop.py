@@ -49,6 +49,7 @@ __all__ = [
     "StopStringMatcher",
     "FixedHoldBack",
     "stop_reference",
+    "stop_timeline",
 ]
 
 
@@ -539,4 +540,49 @@ class StopSequenceDecoder:
     def __repr__(self) -> str:
         state = f"stopped={self.stop_reason}" if self.stop_reason else f"jail={self.jail!r}"
         return f"<StopSequenceDecoder {self.tok.name} {state}>"
+
+
+# ----------------------------------------------------------------------------- trace
+
+
+def stop_timeline(tok, config: StopSequenceConfig, ids: Iterable[int], *, skip_special_tokens: bool = True,
+                  flush: bool = True) -> list[dict]:
+    """Run a StopSequenceDecoder over ``ids`` and record one row per token (a trace to look at).
+
+    Row keys: ``step``, ``id``, ``token`` (the id's text decoded alone), ``decoded`` (what
+    the DecodeStream gave the decoder: None while a character is incomplete, "-" for a
+    token stop that is never decoded), ``output`` (Text, Held, Stopped, StoppedWithText),
+    ``shown`` (the text the reader sees now) and ``jail`` (held back after this token). With
+    ``flush`` and no stop, a last row ``step="flush"`` releases the jail.
+
+    Example: ``stop_timeline(tok, StopSequenceConfig(stop_sequences=["Hello world"]), tok.encode("Hello test").ids)``
+    """
+    dec = StopSequenceDecoder(tok, config, skip_special_tokens=skip_special_tokens)
+    seen: list = []
+    real_step = dec._step
+
+    def watched_step(token_id):  # records what the DecodeStream hands over
+        chunk = real_step(token_id)
+        seen.append(chunk)
+        return chunk
+
+    dec._step = watched_step
+    rows = []
+    for index, token_id in enumerate(ids):
+        before = len(seen)
+        out = dec.process_token(token_id)
+        rows.append({
+            "step": index,
+            "id": token_id,
+            "token": tok.decode([token_id], skip_special_tokens=skip_special_tokens),
+            "decoded": seen[-1] if len(seen) > before else "-",
+            "output": type(out).__name__,
+            "shown": getattr(out, "text", ""),
+            "jail": dec.jail,
+        })
+    if flush and not dec.stopped:
+        out = dec.flush()
+        rows.append({"step": "flush", "id": None, "token": "", "decoded": "-", "output": type(out).__name__,
+                     "shown": getattr(out, "text", ""), "jail": dec.jail})
+    return rows
 

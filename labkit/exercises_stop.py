@@ -1,0 +1,99 @@
+"""Checkers for the "Try it" exercises of notebook 09 (stop sequences and the jail).
+
+Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
+with a hint, and returns True/False.
+Introduced in notebook ``09_stop_sequences_jail``.
+
+Example: ``check_jail("Say Hello", ["Hello world"], "Hello")`` prints ``right``
+"""
+from __future__ import annotations
+
+import random
+
+from labkit.core import LabkitError
+from labkit.streaming.stop import StopStringMatcher, stop_reference
+
+
+def _verdict(ok: bool, hint: str) -> bool:
+    print("right" if ok else f"wrong: {hint}")
+    return ok
+
+
+def check_jail(text: str, stops, answer: str) -> bool:
+    """After ``text`` has streamed out, what does the jail hold for these stop strings?
+
+    Example: ``check_jail("a <|im", ["<|im_end|>"], "<|im")`` -> True
+    """
+    if not isinstance(answer, str):
+        raise LabkitError(f"check_jail: answer must be a str, got {type(answer).__name__}")
+    matcher = StopStringMatcher(stops)
+    _, reason = matcher.push(text)
+    if reason is not None:
+        return _verdict(False, f"{reason.value!r} already occurs in the text: generation stopped, the jail is empty")
+    right = matcher.jail
+    return _verdict(answer == right, "the jail is the longest end of the text that is the start of a stop "
+                                     f"string (but not a whole one); it has {len(right)} characters")
+
+
+def check_shown(text: str, answer: str, *, hidden=(), visible=()) -> bool:
+    """What does the reader see in the end, for this text and these hidden/visible stops?
+
+    Example: ``check_shown("ab</a>cd", "ab", hidden=["</a>"])`` -> True
+    """
+    right, reason = stop_reference(text, hidden, visible)
+    where = "no stop occurs" if reason is None else f"the first stop to complete is {reason.value!r}"
+    return _verdict(answer == right, f"{where}; a hidden stop is cut off, a visible one kept, the rest dropped")
+
+
+# chunk streams the stop-filter exercise is checked on (plus random ones)
+_CASES = (
+    (["Hello", " test"], ["Hello world"]),
+    (["Hello", " wor", "ld!"], ["Hello world"]),
+    (["<|", "im", "_start", "|>"], ["<|im_end|>"]),
+    (["ab", "cab", "cx"], ["abc", "cabc"]),
+    (["x", "😀", "y😀", "z"], ["y😀z", "😀y"]),
+    (["no stops here"], ["zz"]),
+    (["aaa", "ab"], ["aab"]),
+)
+
+
+def check_stop_filter(fn, *, seed: int = 9, rounds: int = 200) -> bool:
+    """Is ``fn(chunks, stops) -> list[str]`` a correct, minimal-delay jail?
+
+    ``fn`` gets the text chunks and the (hidden) stop strings and returns what is shown
+    after each chunk (one string per chunk, up to and including the chunk where a stop
+    completes; at the end with no stop, one more string for the released jail). Checked
+    chunk by chunk against :class:`labkit.StopStringMatcher`, which holds back exactly the
+    longest suffix that is a proper prefix of a stop string.
+
+    Example: ``check_stop_filter(my_filter)``
+    """
+    rng = random.Random(seed)
+    cases = list(_CASES)
+    for _ in range(rounds):
+        alphabet = "ab😀"
+        stops = list(dict.fromkeys("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+                                   for _ in range(rng.randint(1, 3))))
+        chunks = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 8))]
+        cases.append((chunks, stops))
+    for chunks, stops in cases:
+        expected = _expected_releases(chunks, stops)
+        try:
+            got = fn(list(chunks), list(stops))
+        except Exception as exc:  # the reader's code: report, do not crash the notebook
+            return _verdict(False, f"fn({chunks!r}, {stops!r}) raised {type(exc).__name__}: {exc}")
+        if list(got) != expected:
+            return _verdict(False, f"fn({chunks!r}, {stops!r}) returned {list(got)!r}, expected {expected!r}")
+    return _verdict(True, "")
+
+
+def _expected_releases(chunks, stops) -> list[str]:
+    matcher = StopStringMatcher(stops)
+    out = []
+    for chunk in chunks:
+        released, reason = matcher.push(chunk)
+        out.append(released)
+        if reason is not None:
+            return out
+    out.append(matcher.release())
+    return out
