@@ -1,0 +1,143 @@
+"""Draw a Unigram lattice: offsets as nodes, candidate pieces as arcs, the best path in red;
+and the ``tokenization_results`` table as deterministic HTML with a text fallback.
+
+Reads the :class:`labkit.algorithms.unigram.Lattice` that ``UnigramModel.lattice`` returns
+(or builds it from a Unigram tokenizer and a text).
+Introduced in notebook ``05_unigram_trie_viterbi``; ``labkit lattice NAME TEXT --png out.png``
+calls :func:`lattice_figure`.
+
+Example: ``lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?").savefig("lora.png")``
+"""
+from __future__ import annotations
+
+import html
+
+from labkit.algorithms.unigram import Lattice
+from labkit.core import LabkitError
+
+BEST_COLOR = "#c0392b"
+OTHER_COLOR = "#9aa5b1"
+UNKNOWN_COLOR = "#e67e22"
+
+
+def lattice_of(source, text: str | None = None) -> Lattice:
+    """A Lattice as is, or the lattice of ``text`` under a Unigram tokenizer (any engine:
+    labkit's own Unigram engine is built from its vocabulary when needed).
+
+    Example: ``lattice_of(labkit.load("botchan-unigram", engine="sentencepiece"), "Hi")``
+    """
+    if isinstance(source, Lattice):
+        return source
+    if text is None or not isinstance(text, str):
+        raise LabkitError(f"lattice_of(): give a Lattice, or a tokenizer and a str text (got text={text!r})")
+    lattice = getattr(source, "lattice", None)
+    if callable(lattice):
+        return lattice(text)
+    vocab = getattr(source, "vocab", None)
+    if vocab is None or vocab.model != "unigram":
+        model = getattr(vocab, "model", type(source).__name__)
+        raise LabkitError(f"lattice_of(): a lattice needs a Unigram tokenizer, not {model!r}")
+    from labkit.engines.labkit_unigram import build
+
+    return build(vocab).lattice(text)
+
+
+def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: int = 80, title: str | None = None):
+    """Draw ``lattice`` on a matplotlib Axes: one node per offset of the normalised text,
+    one arc per candidate piece (height grows with its length), the best path in red with
+    each piece and its score written on it. ``label="all"`` writes every arc's piece too.
+
+    Example: ``draw_lattice(tok.lattice("What is LoRA?")); plt.show()``
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(lattice, Lattice):
+        raise LabkitError(f"draw_lattice(): expected a Lattice, got {type(lattice).__name__}")
+    if label not in ("best", "all", "none"):
+        raise LabkitError(f"draw_lattice(): label must be 'best', 'all' or 'none', got {label!r}")
+    n = len(lattice.text)
+    if n > max_chars:
+        raise LabkitError(f"draw_lattice(): {n} characters is too many to draw legibly (max_chars={max_chars})")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.62 * n + 1.5), 4.2))
+    best = set(lattice.path)
+    longest = max((node.end - node.start for node in lattice.nodes), default=1)
+    order = sorted(range(len(lattice.nodes)), key=lambda i: (i in best, lattice.nodes[i].end - lattice.nodes[i].start))
+    for index in order:
+        node = lattice.nodes[index]
+        on_path = index in best
+        width = node.end - node.start
+        height = 0.35 + 0.9 * width / longest
+        steps = 24
+        xs = [node.start + width * k / steps for k in range(steps + 1)]
+        ys = [height * 4 * (x - node.start) * (node.end - x) / (width * width) for x in xs]
+        color = BEST_COLOR if on_path else (UNKNOWN_COLOR if node.kind == "unknown" else OTHER_COLOR)
+        ax.plot(xs, ys, color=color, linewidth=2.6 if on_path else 1.0, alpha=1.0 if on_path else 0.7,
+                linestyle="--" if node.kind == "unknown" else "-", zorder=3 if on_path else 2)
+        if label == "all" or (label == "best" and on_path):
+            mid = (node.start + node.end) / 2
+            text = f"{node.piece}\n{node.score:.2f}" if on_path else node.piece
+            ax.text(mid, height + 0.04, text, ha="center", va="bottom", fontsize=8 if on_path else 6.5,
+                    color=color, fontweight="bold" if on_path else "normal", zorder=4)
+    path_ends = {0} | {lattice.nodes[i].end for i in lattice.path}
+    ax.scatter(range(n + 1), [0] * (n + 1), s=36, zorder=5,
+               color=[BEST_COLOR if j in path_ends else "#34495e" for j in range(n + 1)])
+    for j in range(n + 1):
+        ax.text(j, -0.13, str(j), ha="center", va="top", fontsize=7, color="#34495e")
+    for j, ch in enumerate(lattice.text):
+        ax.text(j + 0.5, -0.32, ch if ch.isprintable() else repr(ch)[1:-1], ha="center", va="top",
+                fontsize=10, family="monospace")
+    ax.set_xlim(-0.5, n + 0.5)
+    ax.set_ylim(-0.55, 1.65)
+    ax.axis("off")
+    pieces = " | ".join(lattice.nodes[i].piece for i in lattice.path)
+    ax.set_title(title or f"{len(lattice.nodes)} candidate pieces; best path: {pieces}  (score {lattice.score:.3f})",
+                 fontsize=9)
+    return ax
+
+
+def lattice_figure(source, text: str | None = None, *, label: str = "best", title: str | None = None):
+    """A matplotlib Figure of the lattice of ``text`` under a Unigram tokenizer (or of a
+    Lattice): what ``labkit lattice NAME TEXT --png out.png`` saves.
+
+    Example: ``lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?")``
+    """
+    ax = draw_lattice(lattice_of(source, text), label=label, title=title)
+    return ax.figure
+
+
+class LatticeTable:
+    """The ``tokenization_results`` table (best score, last piece and its start at every
+    offset) as deterministic HTML, with a plain-text ``repr``.
+
+    Example: ``LatticeTable(tok.lattice("What is LoRA?"))`` in a notebook cell
+    """
+
+    columns = ("offset", "char", "best_score", "last_piece", "starts_at", "on_best_path")
+
+    def __init__(self, lattice: Lattice):
+        if not isinstance(lattice, Lattice):
+            raise LabkitError(f"LatticeTable: expected a Lattice, got {type(lattice).__name__}")
+        self.lattice = lattice
+        self.rows = lattice.results_table()
+
+    def _cells(self, row) -> list[str]:
+        return [
+            str(row["offset"]), row["char"], f"{row['best_score']:.4f}", row["last_piece"],
+            "" if row["starts_at"] is None else str(row["starts_at"]), "yes" if row["on_best_path"] else "",
+        ]
+
+    def __repr__(self) -> str:
+        table = [list(self.columns)] + [self._cells(r) for r in self.rows]
+        widths = [max(len(line[k]) for line in table) for k in range(len(self.columns))]
+        return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{c}</th>" for c in self.columns)
+        body = []
+        for row in self.rows:
+            style = ' style="background:#fdecea"' if row["on_best_path"] else ""
+            cells = "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(row))
+            body.append(f"<tr{style}>{cells}</tr>")
+        return (f'<table class="labkit-lattice"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{''.join(body)}</tbody></table>")
