@@ -28,9 +28,11 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
 
+# both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope)
+JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests -q
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q
+	$(PY) -m pytest tests -q -n $(JOBS) --dist worksteal
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q -n $(JOBS) --dist loadscope
 
 # rebuild the stored notebooks from notebooks/src (executes each one)
 notebooks: $(STAMP)
