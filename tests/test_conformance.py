@@ -133,7 +133,7 @@ def test_engines_agree_on_every_botchan_line(name, a, b):
 def test_engines_agree_on_sampled_botchan_lines_in_every_mode(name, a, b):
     import random
 
-    lines = random.Random(1234).sample(botchan_lines(), 150)
+    lines = random.Random(1234).sample(botchan_lines(), 100)
     for line in lines:
         assert not hf_precompiled_bug(name, line)
         _check_agree(name, a, b, line)
@@ -158,7 +158,7 @@ texts = st.lists(
 
 
 @pytest.mark.parametrize("name,a,b", PAIRS, ids=[p[0] for p in PAIRS])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts)
 def test_engines_agree_on_generated_text(name, a, b, text):
     assume(not hf_precompiled_bug(name, text))
