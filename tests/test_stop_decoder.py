@@ -175,8 +175,21 @@ def test_several_eos_ids_and_for_tokenizer():
     config = StopSequenceConfig(eos_token_ids=[tok.special_tokens.eos_id, extra])
     for stop_id in config.eos_token_ids:
         dec = StopSequenceDecoder(tok, config)
-        dec.process_tokens(tok.encode("ok").ids)
-        assert dec.process_token(stop_id) == StoppedWithText("") or dec.stop_reason.kind == "eos"
+        assert dec.process_tokens(tok.encode("ok").ids) == [Text("ok")]
+        assert dec.process_token(stop_id) == Stopped()
+        assert dec.stop_reason == StopReason("eos", stop_id, False)
+
+
+def test_prompt_ids_give_the_continuation_text():
+    # SentencePiece drops the leading space of the first piece; after a prompt it must stay
+    tok = load("llama-spm")
+    prompt, ids = tok.encode("Question: say hi").ids, tok.encode("Hello there. Bye").ids
+    dec = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=[". "]), prompt_ids=prompt)
+    shown = emitted(dec.process_tokens(ids))
+    full = tok.decode(prompt + ids)
+    assert shown == full[len(tok.decode(prompt)):].split(". ")[0] == " Hello there"
+    alone = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=[". "]))
+    assert emitted(alone.process_tokens(ids)) == "Hello there"  # no prompt: the text starts here
 
 
 def test_min_tokens_lets_early_stops_through():
