@@ -269,7 +269,7 @@ class DecodeStream:
         self._byte_ids = run_sensitive_byte_ids(tok)
         self._concat = is_concatenative(tok) and not self._byte_ids
         self._vocab_size = tok.vocab_size
-        self.max_window = 0  # the widest window any decode has read (per-call work)
+        self.max_window = 0  # the widest window a step has had to decode (its work)
         # only ids[prefix_offset:] are kept; offsets below are relative to that window
         self._ids: list[int] = prompt[initial_window_start(prompt, self._decode, self._byte_ids):]
         self._read = len(self._ids)
@@ -292,6 +292,8 @@ class DecodeStream:
                     self._alone.clear()
                 alone = self._alone[token_id] = self._raw([token_id])
             if alone and REPLACEMENT not in alone and self._prefix_text[-1:] != REPLACEMENT:
+                if not self.max_window:
+                    self.max_window = 1  # the fast path's work: one id, decoded alone
                 self._ids = [token_id]
                 self._read = 1
                 self._prefix_text = alone
@@ -299,6 +301,8 @@ class DecodeStream:
                     _metrics.record_stream_step(self.tok, False)
                 return alone
         ids.append(token_id)
+        if len(ids) > self.max_window:
+            self.max_window = len(ids)  # counted whether the decode below is remembered or not
         if self._byte_ids:
             self._track_run(token_id)
         memo = self._memo

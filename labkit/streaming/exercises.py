@@ -1,0 +1,109 @@
+"""Checkers for the "Try it" exercises of notebook 08: each prints right or wrong, and why.
+
+Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), labkit.load("qwen2"))`` -> ``True``
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+from labkit.core import LabkitError
+
+REPLACEMENT = "\ufffd"
+# byte strings that hide every UTF-8 trap: split 2/3/4-byte characters, orphan continuation
+# bytes, a sequence broken by ASCII, overlong and surrogate leads, a real U+FFFD
+UTF8_CASES = (
+    "héllo 中文 🫨!".encode(),
+    b"\xf0\x9f\xab",
+    b"a\x80b\xbf",
+    b"\xe4\xb8A\xe6\x96\x87",
+    b"\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80",
+    "\ufffd real".encode(),
+    b"\xc3",
+)
+
+
+def _say(ok: bool, message: str) -> bool:
+    print(("right: " if ok else "wrong: ") + message)
+    return ok
+
+
+def check_split_character(tok, ids) -> bool:
+    """Right if ``ids`` decode to clean text but at least one id alone decodes to U+FFFD.
+
+    Example: ``check_split_character(tok, tok.encode("🫨").ids)`` prints ``right: ...``
+    """
+    ids = list(ids)
+    whole = tok.decode(ids)
+    if not ids or REPLACEMENT in whole:
+        return _say(False, f"decode(ids) = {whole!r} should be clean text with no U+FFFD")
+    alone = [tok.decode([i]) for i in ids]
+    broken = [i for i, text in zip(ids, alone) if REPLACEMENT in text]
+    if not broken:
+        return _say(False, f"every id decodes cleanly alone ({alone!r}): no character is split")
+    return _say(True, f"{whole!r} is {len(ids)} ids; alone, {len(broken)} of them decode to U+FFFD")
+
+
+def _run_bytes(decoder, parts) -> str:
+    out = [decoder.step(part) or "" for part in parts]
+    out.append(decoder.flush() or "")
+    return "".join(out)
+
+
+def check_utf8_decoder(make: Callable[[], object]) -> bool:
+    """Right if ``make()`` gives a step(bytes)/flush() decoder equal to ``bytes.decode('utf-8', 'replace')``.
+
+    Every case is fed whole, one byte at a time, and cut at every pair of positions.
+
+    Example: ``check_utf8_decoder(Utf8StreamDecoder)`` prints ``right: ...``
+    """
+    tried = 0
+    for data in UTF8_CASES:
+        want = data.decode("utf-8", "replace")
+        cuts = [[data], [data[k : k + 1] for k in range(len(data))]]
+        cuts += [[data[:a], data[a:b], data[b:]] for a, b in itertools.combinations(range(len(data) + 1), 2)]
+        for parts in cuts:
+            tried += 1
+            try:
+                got = _run_bytes(make(), parts)
+            except Exception as exc:  # a learner's code may raise anything; report it
+                return _say(False, f"{parts!r} raised {type(exc).__name__}: {exc}")
+            if got != want:
+                return _say(False, f"fed {parts!r}: got {got!r}, want {want!r}")
+    return _say(True, f"{tried} ways of cutting {len(UTF8_CASES)} byte strings all decode like Python")
+
+
+def detokenizer_cases(tok) -> list[list[int]]:
+    """Id sequences that catch the usual streaming bugs, built from ``tok``'s own vocabulary."""
+    from labkit.streaming.utf8 import byte_token_ids
+
+    text = "Hello world, 中文 🫨 héllo.\n  Done"
+    cases = [list(tok.encode(text).ids), list(tok.encode(" a b c").ids)]
+    byte_ids = byte_token_ids(tok)
+    if len(byte_ids) == 256:
+        word = list(tok.encode(" ok").ids)
+        split = [byte_ids[b] for b in "🫨".encode()]
+        cases.append(word + split + word)  # a character split into single-byte ids
+        cases.append(word + split)  # ... at the very end
+        cases.append(word + [byte_ids[0x80]] * 3 + word)  # orphan continuation bytes
+        cases.append(word + [byte_ids[0xE4], byte_ids[0xB8]] + word)  # a character cut short
+    return cases
+
+
+def check_detokenizer(make: Callable[[object], object], tok) -> bool:
+    """Right if ``make(tok)`` streams every case so that chunks + flush == ``tok.decode(ids)``.
+
+    Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), tok)`` prints ``right: ...``
+    """
+    cases = detokenizer_cases(tok)
+    for ids in cases:
+        try:
+            stream = make(tok)
+            chunks = [stream.step(i) for i in ids] + [stream.flush()]
+        except LabkitError as exc:
+            return _say(False, f"ids {ids}: raised {exc}")
+        got = "".join(c for c in chunks if c)
+        want = tok.decode(ids)
+        if got != want:
+            return _say(False, f"ids {ids}: chunks {chunks!r} join to {got!r}, decode gives {want!r}")
+    return _say(True, f"all {len(cases)} id sequences stream to exactly decode(ids)")

@@ -1,0 +1,609 @@
+# %%
+import labkit
+print(labkit.__version__)
+
+# %% [markdown]
+# # 08 · Incremental detokenization: ids in, text out, one id at a time
+#
+# A model generates one id at a time, and a chat server wants to show the text as it comes.
+# Turning a *growing* list of ids into text, piece by piece, sounds like `decode` in a loop.
+# It is not: a character can be split over several ids, a SentencePiece space belongs to
+# the *next* word, and decoding everything again at every step costs O(N²). Every serving
+# stack (TGI, vLLM, `tokenizers`, the SGLang router) ended up with the same small
+# algorithm, and several shipped a subtle bug on the way. This notebook rebuilds it.
+#
+# **Learning goals**
+# 1. See, with real ids, why decoding each id alone and decoding everything at each step both fail.
+# 2. Hold back an unfinished UTF-8 character (a byte-buffer decoder) and know where that is not enough.
+# 3. Trace the window-diff detokenizer token by token, reproduce its U+FFFD bug on the 🫨 of Qwen2, and fix it.
+# 4. Use `labkit.DecodeStream` (prefix/read offsets) and `labkit.Sequence`, and check them against `tokenizers`.
+# 5. Recognise the seven pitfalls, each shown by a cell, and strip `<think>` blocks from a stream.
+#
+# The promise every streaming decoder must keep, and that the tests of this package check
+# with random ids on every shipped vocabulary and engine:
+#
+# > the chunks, joined, plus `flush()`, equal `decode(prompt + ids)[len(decode(prompt)):]`,
+# > and the work of one step does not grow with the length of the output.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from labkit.streaming.decode_stream import DecodeStream, run_sensitive_byte_ids
+from labkit.streaming.naive import FullRedecodeDecoder, PerTokenDecoder
+from labkit.streaming.utf8 import Utf8StreamDecoder, byte_token_ids, token_bytes
+from labkit.streaming.window_diff import WindowDiffDecoder
+
+pd.set_option("display.max_colwidth", 60)
+qwen = labkit.load("qwen2")  # labkit's own byte-level BPE engine
+qwen_ref = labkit.load("qwen2", engine="hf")  # the tokenizers reference over the same file
+llama = labkit.load("llama-spm", engine="sentencepiece")
+print(qwen, qwen_ref, llama, sep="\n")
+
+
+def stream_chunks(stream, ids):
+    """Step every id, then flush; the list of what each call returned (None = held)."""
+    return [stream.step(i) for i in ids] + [stream.flush()]
+
+
+def joined(chunks):
+    return "".join(c for c in chunks if c)
+
+
+# %% [markdown]
+# ## 1. A character split over ids: finding 🫨 in the Qwen2 vocabulary
+#
+# 🫨 (U+1FAE8, "shaking face", Unicode 15) is four bytes in UTF-8. Qwen2's byte-level BPE
+# has no token for those four bytes, so the encoder spells it with several tokens, each
+# holding *some* of the bytes. We do not type the ids: we ask the encoder, and then check
+# the whole vocabulary for a token that would hold the character in one piece.
+
+# %%
+shaking = "🫨"
+print(shaking.encode("utf-8"))
+ids = qwen.encode(" " + shaking).ids
+pieces = pd.DataFrame(
+    {"id": ids, "token (GPT-2 spelling)": [qwen.id_to_token(i) for i in ids],
+     "bytes": [token_bytes(qwen, i) for i in ids], "decoded alone": [repr(qwen.decode([i])) for i in ids]}
+)
+pieces
+
+# %%
+whole = [i for i in range(qwen.vocab_size) if shaking.encode() in token_bytes(qwen, i)]
+print("tokens whose bytes contain all of 🫨:", whole)
+assert whole == [] and len(ids) == 3
+assert b"".join(token_bytes(qwen, i) for i in ids) == " 🫨".encode()
+assert qwen.decode(ids) == " 🫨" and all("\ufffd" in qwen.decode([i]) for i in ids)
+
+# %% [markdown]
+# ## 2. Naive approach 1: decode each id alone
+#
+# Concatenating `decode([id])` is what a first streaming loop does. Each piece of 🫨 is
+# invalid UTF-8 on its own, so each becomes U+FFFD `�` (mojibake). SentencePiece has a second
+# problem: a word-initial `▁` is a space only *after* other text, and `decode` of a lone
+# piece drops it, so every word loses its space.
+
+# %%
+sentence = "I am 🫨 today"
+ids_q = qwen.encode(sentence).ids
+per_token_q = joined(stream_chunks(PerTokenDecoder(qwen), ids_q))
+ids_l = llama.encode("Hello world again").ids
+per_token_l = joined(stream_chunks(PerTokenDecoder(llama), ids_l))
+print("qwen2 per token :", repr(per_token_q), " decode(all):", repr(qwen.decode(ids_q)))
+print("llama per token :", repr(per_token_l), " decode(all):", repr(llama.decode(ids_l)))
+print("llama pieces    :", [llama.id_to_token(i) for i in ids_l])
+assert per_token_q.count("\ufffd") == 3 and "🫨" not in per_token_q
+assert per_token_l == "Helloworldagain" != llama.decode(ids_l)
+
+# %% [markdown]
+# ## 3. Naive approach 2: decode everything, every step
+#
+# Decode all ids so far and emit what goes past the text already emitted (holding while the
+# text ends in U+FFFD). This is correct, but step *n* decodes *n* ids: a 10,000-token answer
+# decodes 50 million ids in all.
+
+# %%
+full = FullRedecodeDecoder(qwen)
+reads = []
+for i in ids_q:
+    before = full.decoded_ids
+    full.step(i)
+    reads.append(full.decoded_ids - before)
+print("ids decoded at each step:", reads)
+assert reads == list(range(1, len(ids_q) + 1))
+assert joined(stream_chunks(FullRedecodeDecoder(qwen), ids_q)) == qwen.decode(ids_q)
+n = 10_000
+print(f"{n:,} tokens -> {n * (n + 1) // 2:,} ids decoded in all")
+
+# %% [markdown]
+# ## 4. Hold the bytes: a UTF-8 byte-buffer decoder
+#
+# Below the tokenizer, the fix for split characters is plain UTF-8: the first byte of a
+# character says how many bytes follow (`110xxxxx` one more, `1110xxxx` two, `11110xxx`
+# three). `Utf8StreamDecoder` keeps an unfinished character's bytes until it is complete,
+# emits complete characters at once, and turns a byte that can never be part of a character
+# (an orphan continuation byte `10xxxxxx`) into U+FFFD, exactly like Python's
+# `bytes.decode("utf-8", "replace")`. This is what llama.cpp does with token pieces.
+
+# %%
+decoder = Utf8StreamDecoder()
+rows = []
+for i in ids:
+    data = token_bytes(qwen, i)
+    out = decoder.step(data)
+    rows.append({"id": i, "bytes in": data, "emitted": repr(out), "held bytes": decoder.pending})
+rows.append({"id": "flush", "bytes in": b"", "emitted": repr(decoder.flush()), "held bytes": decoder.pending})
+pd.DataFrame(rows)
+
+# %%
+orphan = Utf8StreamDecoder()
+print([orphan.step(b) for b in (b"a", b"\x80", b"\xe4\xb8", b"b")], orphan.flush())
+assert [Utf8StreamDecoder().step(b"\x80")] == ["\ufffd"]
+assert b"a\x80\xe4\xb8b".decode("utf-8", "replace") == "a\ufffd\ufffdb"
+
+# %% [markdown]
+# It needs the *bytes* of each token, which the `Tokenizer` surface does not give (an
+# engine offers `decode`, not bytes), and it knows nothing of the decoder's own rules:
+# SentencePiece spaces, WordPiece `##` joins, skipped special tokens. The streaming
+# decoders below use only `decode`, on a few ids of context, and diff texts.
+#
+# ## 5. The window-diff detokenizer, and its bug
+#
+# Decode the last *K* = 4 ids, and the last *K* - 1; what the first has past the second is
+# what the new id adds, in context. While the window text ends in U+FFFD, hold: the id may
+# be the start of a character. The trace shows every step on `" I am 🫨 today"`.
+
+# %%
+def trace_table(decoder):
+    return pd.DataFrame(
+        [{"id": r["id"], "window": r["window"], "window text": repr(r["window_text"]),
+          "diffed against": repr(r.get("base_text", "")), "emitted": repr(r["emitted"]), "why": r["why"]}
+         for r in decoder.trace]
+    )
+
+
+buggy = WindowDiffDecoder(qwen, k=4, fallback=False, record=True)
+buggy_chunks = stream_chunks(buggy, ids_q)
+trace_table(buggy)
+
+# %% [markdown]
+# Look at the step that adds the last piece of 🫨. The window text is `' 🫨'`, but the
+# window one id back rendered the first three bytes as one U+FFFD, and U+FFFD is one
+# character, just like 🫨. The difference is empty, so nothing is emitted, and the next step
+# diffs against a window that already *contains* 🫨. The character never comes out.
+
+# %%
+print("chunks:", buggy_chunks)
+print("joined:", repr(joined(buggy_chunks)), " decode(all):", repr(qwen.decode(ids_q)))
+assert "🫨" not in joined(buggy_chunks) and "🫨" in qwen.decode(ids_q)
+# when the character is the very last thing, only flush shows it
+only = WindowDiffDecoder(qwen, k=4, fallback=False)
+assert [only.step(i) for i in ids] == [None, None, None] and only.flush() == " 🫨"
+
+# %% [markdown]
+# **The fix.** When ids were held, diff against the text where the last chunk *ended* (the
+# read offset, with K ids of context before it), not against the window one id back.
+
+# %%
+fixed = WindowDiffDecoder(qwen, k=4, fallback=True, record=True)
+fixed_chunks = stream_chunks(fixed, ids_q)
+print("chunks:", fixed_chunks)
+assert joined(fixed_chunks) == qwen.decode(ids_q)
+trace_table(fixed)
+
+# %% [markdown]
+# The tests of this package do not take this example on trust: a hypothesis property
+# (`tests/test_streaming_teaching.py`) searches random texts with a character spelled as
+# single-byte tokens and *finds* a counterexample for the buggy version by itself, on
+# Qwen2, Llama-2 and GPT-2, while the fixed version and `DecodeStream` keep the promise on
+# every sequence it tries. The same search, small, right here:
+
+# %%
+from hypothesis import find, settings
+from hypothesis import strategies as st
+
+byte_ids = byte_token_ids(qwen)
+words = st.sampled_from(["", " ok", " a b"]).map(lambda s: list(qwen.encode(s).ids))
+split_char = st.sampled_from("🫨é中").map(lambda c: [byte_ids[b] for b in c.encode()])
+cases = st.tuples(words, split_char, words).map(lambda t: t[0] + t[1] + t[2])
+
+
+def keeps_promise(decoder, ids):
+    return joined(stream_chunks(decoder, ids)) == qwen.decode(ids)
+
+
+found = find(cases, lambda ids: not keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=False), ids),
+             settings=settings(max_examples=200, derandomize=True, database=None))
+print("counterexample:", found, repr(qwen.decode(found)))
+assert not keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=False), found)
+assert keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=True), found)
+
+# %% [markdown]
+# ## 6. `DecodeStream`: the prefix and read offsets
+#
+# The fixed window-diff *is* the algorithm TGI, vLLM, `tokenizers` and the SGLang router
+# share, written with two offsets into the ids:
+#
+# ```
+# ids:  ... prompt ... | prefix_offset ...... read_offset ...... len(ids)
+#                        \___ emitted text __/ \___ new ids ___/
+# ```
+#
+# Each step decodes `ids[prefix_offset:]` and compares it with
+# `prefix_text = decode(ids[prefix_offset:read_offset])`. It emits the part past
+# `prefix_text` only if the text is longer *and* does not end in U+FFFD; then
+# `prefix_offset` moves to the old `read_offset` and `read_offset` to the end. The first
+# window starts 5 ids back into the prompt, so the first new word gets its space.
+# `labkit.DecodeStream` adds two refinements, shown in the pitfalls below: a long held tail
+# is settled in bounded pieces, and a decoder that re-renders whole byte runs is detected.
+
+# %%
+def decode_stream_trace(tok, ids, prompt=()):
+    stream = labkit.DecodeStream(tok, prompt)
+    rows = []
+    for i in ids:
+        window = stream.window + [i]
+        prefix = stream.prefix_text
+        out = stream.step(i)
+        rows.append({"id": i, "window (ids[prefix_offset:])": window, "text": repr(tok.decode(window)),
+                     "prefix_text": repr(prefix), "emitted": repr(out), "held after": len(stream.held_ids)})
+    rows.append({"id": "flush", "window (ids[prefix_offset:])": "", "text": "", "prefix_text": "",
+                 "emitted": repr(stream.flush()), "held after": 0})
+    return pd.DataFrame(rows)
+
+
+decode_stream_trace(qwen, ids_q)
+
+# %%
+s = labkit.DecodeStream(qwen)
+chunks = s.step_batch(ids_q)
+tail = s.flush()
+print(chunks, tail)
+assert "".join(chunks) + (tail or "") == qwen.decode(ids_q)
+prompt = qwen.encode("Q: how do you feel?\nA:").ids
+answer = qwen.encode(" I am 🫨 today").ids
+s = labkit.DecodeStream(qwen, prompt_ids=prompt)
+streamed = "".join(s.step_batch(answer)) + (s.flush() or "")
+print(repr(streamed))
+assert streamed == qwen.decode(prompt + answer)[len(qwen.decode(prompt)):]
+
+# %% [markdown]
+# `labkit.Sequence` wraps a stream for a generation loop: the prompt goes in as text,
+# generated ids come one at a time, `append_token` returns only the new text, and `text()`
+# is always `decode(token_ids)`.
+
+# %%
+seq = labkit.Sequence(qwen)
+seq.append_text("Q: how do you feel?\nA:")
+pieces = [seq.append_token(i) for i in answer]
+print(pieces)
+print(repr(seq.text()))
+assert seq.text() == qwen.decode(seq.token_ids) and "".join(pieces) == " I am 🫨 today"
+
+# %% [markdown]
+# ## 7. Checked against `tokenizers.decoders.DecodeStream`
+#
+# On the ids of every llama.cpp test vector shipped with the vocabularies, labkit's
+# `DecodeStream` returns the same value as `tokenizers`' at every step (over the
+# `tokenizers` engine), for GPT-2, Qwen2 and BERT. Llama-2 differs, and only in one way,
+# explained in pitfall 6: labkit holds a `<0xNN>` byte piece until the byte run ends.
+
+# %%
+from tokenizers.decoders import DecodeStream as ReferenceStream
+
+from labkit.vectors import load_vectors
+
+summary = []
+llama_diffs = []
+for name in ["gpt2", "qwen2", "bert-bge", "llama-spm"]:
+    tok = labkit.load(name, engine="hf")
+    same = held = 0
+    for text, vector_ids in load_vectors(name):
+        ours = stream_chunks(labkit.DecodeStream(tok), vector_ids)
+        ref = ReferenceStream(skip_special_tokens=False)
+        theirs = [ref.step(tok.backend, i) for i in vector_ids] + [None]
+        assert joined(ours) == joined(theirs) == tok.decode(vector_ids)
+        if ours == theirs:
+            same += 1
+            continue
+        k = next(k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b)
+        assert ours[k] is None and vector_ids[k] in run_sensitive_byte_ids(tok)
+        held += 1
+        llama_diffs.append({"vector": repr(text[:24]), "step": k, "id": vector_ids[k],
+                            "token": tok.id_to_token(vector_ids[k]), "labkit": repr(ours[k]), "tokenizers": repr(theirs[k])})
+    summary.append({"vocab": name, "vectors": same + held, "identical chunks": same,
+                    "differ (byte piece held)": held})
+pd.DataFrame(summary)
+
+# %%
+assert [row["differ (byte piece held)"] for row in summary[:3]] == [0, 0, 0]
+pd.DataFrame(llama_diffs).head(5)
+
+# %% [markdown]
+# ## 8. The seven pitfalls, one cell each
+#
+# **Pitfall 1: characters split over ids.** Per-token decoding shows U+FFFD for every piece
+# (section 2). Byte-level BPE does this to every character its vocabulary lacks, and a
+# byte-fallback SentencePiece model to every character outside its pieces: here a rare
+# Chinese character (龘, "dragons flying") and runes, in Llama-2 and Qwen2.
+
+# %%
+for tok in (llama, qwen):
+    for rare in ("龘", "ᚠᛇᚻ"):
+        rare_ids = tok.encode(rare).ids
+        alone = [tok.decode([i]) for i in rare_ids]
+        print(f"{tok.name:28} {rare!r}: {len(rare_ids)} ids, alone: {alone}")
+        assert all("\ufffd" in a or a == "" for a in alone) and tok.decode(rare_ids) == rare
+
+# %% [markdown]
+# **Pitfall 2: the decoder's own context rules.** A SentencePiece `▁` becomes a space only
+# after other text, and a WordPiece `##` piece joins the word before it. A streaming decoder
+# must decode each new id *after* some context and diff, never alone.
+
+# %%
+bert = labkit.load("bert-bge", engine="hf")
+word_ids = bert.encode("tokenization streams").ids
+print([bert.id_to_token(i) for i in word_ids])
+print("alone :", [bert.decode([i]) for i in word_ids])
+print("stream:", stream_chunks(labkit.DecodeStream(bert), word_ids))
+assert joined(stream_chunks(PerTokenDecoder(bert), word_ids)) != bert.decode(word_ids)
+assert joined(stream_chunks(labkit.DecodeStream(bert), word_ids)) == bert.decode(word_ids) == "tokenization streams"
+
+# %% [markdown]
+# **Pitfall 3: re-decoding everything is O(N²).** Below, the time of *one* step at a
+# position, for full re-decode and for `DecodeStream`, up to 100,000 tokens of *Botchan*
+# (Qwen2, labkit's engine). The full re-decode step at position *p* decodes *p* ids;
+# `DecodeStream` decodes a window of a few ids wherever it is. For a byte-level vocabulary
+# it mostly decodes one: when nothing is held and a token's text alone is whole characters,
+# that text is exactly what it adds after any window (a probe checks the engine joins
+# texts this way), which is why it beats `tokenizers`' own stream in `python -m labkit.bench stream`.
+
+# %%
+from labkit.bench.stream import corpus_ids
+
+long_ids = corpus_ids(qwen, 100_000)
+positions = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000]
+for tok, tok_ids in ((qwen, long_ids), (llama, corpus_ids(llama, 100_000))):
+    stream = labkit.DecodeStream(tok)
+    stream.max_window = 0
+    stream.step_batch(tok_ids)
+    print(f"{tok.name:26} widest window a DecodeStream step needed over 100,000 ids: {stream.max_window}")
+    assert stream.max_window <= 4
+redecode = FullRedecodeDecoder(qwen, long_ids[:49_999])
+before = redecode.decoded_ids
+redecode.step(long_ids[49_999])
+print("ids one full re-decode step decodes at position 50,000:", redecode.decoded_ids - before)
+assert redecode.decoded_ids - before == 50_000
+
+# %% tags=["nbval-ignore-output"]
+def per_token_seconds_full(p, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        dec = FullRedecodeDecoder(qwen, long_ids[: p - 1])
+        t0 = time.perf_counter()
+        dec.step(long_ids[p - 1])
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def per_token_seconds_stream(width=1_000):
+    stream = labkit.DecodeStream(qwen)
+    out, done = {}, 0
+    for p in positions:
+        start = p - width
+        stream.step_batch(long_ids[done:start])
+        t0 = time.perf_counter()
+        stream.step_batch(long_ids[start:p])
+        out[p] = (time.perf_counter() - t0) / width
+        done = p
+    return out
+
+
+full_times = {p: per_token_seconds_full(p) for p in positions}
+stream_times = per_token_seconds_stream()
+fig, ax = plt.subplots(figsize=(7, 4))
+ax.loglog(positions, [full_times[p] * 1e6 for p in positions], "o-", label="full re-decode (one step)")
+ax.loglog(positions, [stream_times[p] * 1e6 for p in positions], "s-", label="DecodeStream (mean step)")
+ax.set_xlabel("position of the token in the output")
+ax.set_ylabel("time per token (µs)")
+ax.set_title("Per-token latency vs position, Qwen2, labkit engine")
+ax.legend()
+plt.show()
+for p in positions:
+    print(f"{p:>7,}  full re-decode {full_times[p] * 1e3:8.2f} ms   DecodeStream {stream_times[p] * 1e6:6.2f} µs")
+
+# %% [markdown]
+# **Pitfall 4: U+FFFD that turns into a character of the same length.** This is the
+# window-diff bug of section 5. It has a cousin in implementations that compare *byte*
+# lengths (one was reported in 2026 against the SGLang model gateway's tokenizer): `中` and
+# U+FFFD are both three bytes in UTF-8, just as 🫨 and U+FFFD are both one character. A
+# length test alone cannot tell "nothing new" from "the held bytes became a character"; the
+# diff must be taken against the text where the last chunk ended.
+
+# %%
+print(len("中".encode()), len("\ufffd".encode()), len("🫨"), len("\ufffd"))
+cjk_split = [byte_ids[b] for b in "中".encode()]
+print(stream_chunks(WindowDiffDecoder(qwen, k=4, fallback=False), cjk_split + qwen.encode(" ok").ids))
+print(stream_chunks(labkit.DecodeStream(qwen), cjk_split + qwen.encode(" ok").ids))
+assert "中" not in joined(stream_chunks(WindowDiffDecoder(qwen, k=4, fallback=False), cjk_split + qwen.encode(" ok").ids))
+assert joined(stream_chunks(labkit.DecodeStream(qwen), cjk_split)) == "中"
+
+# %% [markdown]
+# **Pitfall 5: a real U+FFFD never "completes".** "Hold while the text ends in U+FFFD"
+# assumes the U+FFFD is an unfinished character. Orphan bytes (or the model writing `�`
+# itself) make the text end in U+FFFD *for good*: the plain algorithm then holds forever,
+# emits nothing, and its window grows with every id, O(N²) again (reported against SGLang's
+# detokenizer in 2026, pull request #34852).
+# `DecodeStream` settles a held tail longer than 8 ids at a split point that provably cannot
+# change any more (the text is exactly the head's plus the tail's, and the tail is longer
+# than any unfinished character), so its window stays small.
+
+# %%
+def plain_offsets_algorithm(tok, ids):
+    """The textbook prefix/read offsets, without a bound on the held tail: returns the widest window."""
+    prefix = read = 0
+    widest, emitted = 0, []
+    for n in range(1, len(ids) + 1):
+        widest = max(widest, n - prefix)
+        prefix_text, text = tok.decode(ids[prefix:read]), tok.decode(ids[prefix:n])
+        if len(text) > len(prefix_text) and not text.endswith("\ufffd"):
+            emitted.append(text[len(prefix_text):])
+            prefix, read = read, n
+    return widest, emitted
+
+
+orphans = qwen.encode("ok").ids + [byte_ids[0x80]] * 1_000
+widest, emitted = plain_offsets_algorithm(qwen, orphans)
+s = labkit.DecodeStream(qwen)
+s.max_window = 0
+chunks = s.step_batch(orphans)
+print(f"plain algorithm: widest window {widest} ids, {len(''.join(emitted))} chars emitted before flush")
+print(f"DecodeStream:    widest window {s.max_window} ids, {len(''.join(chunks))} chars emitted before flush")
+assert widest == len(orphans) and s.max_window <= 24
+assert "".join(chunks) + (s.flush() or "") == qwen.decode(orphans)
+
+# %% [markdown]
+# **Pitfall 6: engines disagree on invalid UTF-8, and one re-renders the past.** Decoding
+# the same bytes gives different text per engine. Python, Rust's `from_utf8_lossy`, tiktoken
+# and the byte-level engines replace each broken sequence with one U+FFFD; sentencepiece
+# replaces byte by byte; and the `tokenizers` ByteFallback decoder (with labkit's Llama
+# engine, which follows it) turns a *whole run* of `<0xNN>` pieces into U+FFFD when any byte
+# of it is invalid, so `<0xC3><0xA9>` is `é` but `<0xC3><0xA9><0x80>` is three U+FFFD.
+
+# %%
+cases_bytes = {"C3 A9": b"\xc3\xa9", "C3 A9 80": b"\xc3\xa9\x80", "F0 9F": b"\xf0\x9f", "F0 9F 41": b"\xf0\x9fA"}
+rows = []
+for name, engine in [("qwen2", "labkit"), ("qwen2", "hf"), ("qwen2", "tiktoken"), ("llama-spm", "labkit"),
+                     ("llama-spm", "hf"), ("llama-spm", "sentencepiece")]:
+    tok = labkit.load(name, engine=engine)
+    byte_map = byte_token_ids(tok)
+    row = {"vocab": name, "engine": engine}
+    for label, data in cases_bytes.items():
+        row[label] = repr(tok.decode([byte_map[b] for b in data]))
+    row["re-renders runs"] = bool(run_sensitive_byte_ids(tok))
+    rows.append(row)
+engines_table = pd.DataFrame(rows)
+engines_table
+
+# %%
+assert engines_table["re-renders runs"].tolist() == [False, False, False, True, True, False]
+print("Python:", repr(b"\xc3\xa9\x80".decode("utf-8", "replace")), repr(b"\xf0\x9fA".decode("utf-8", "replace")))
+
+# %% [markdown]
+# With such a decoder, text already emitted can become wrong: `tokenizers`' own
+# `DecodeStream` emits `é` and then stops with an error when the next byte re-renders it.
+# `labkit.DecodeStream` finds the behaviour with a two-decode probe at construction and
+# holds a byte run until a piece that is not a byte ends it. That is the one difference
+# from `tokenizers` on the Llama-2 vectors in section 7 (a newline `<0x0A>` comes out one
+# step later).
+
+# %%
+llama_hf = labkit.load("llama-spm", engine="hf")
+lb = byte_token_ids(llama_hf)
+run_ids = llama_hf.encode("Hi").ids + [lb[0xC3], lb[0xA9], lb[0x80]] + llama_hf.encode("ok").ids
+ref = ReferenceStream(skip_special_tokens=False)
+reference_steps = []
+for i in run_ids:
+    try:
+        reference_steps.append(repr(ref.step(llama_hf.backend, i)))
+    except Exception as exc:
+        reference_steps.append(type(exc).__name__ + ": " + str(exc).split(".")[0])
+pd.DataFrame({"id": run_ids, "token": [llama_hf.id_to_token(i) for i in run_ids],
+              "tokenizers DecodeStream": reference_steps,
+              "labkit DecodeStream": [repr(c) for c in stream_chunks(labkit.DecodeStream(llama_hf), run_ids)[:-1]]})
+
+# %%
+assert reference_steps[2] == "'é'" and "Invalid prefix" in reference_steps[-1]
+assert joined(stream_chunks(labkit.DecodeStream(llama_hf), run_ids)) == llama_hf.decode(run_ids)
+
+# %% [markdown]
+# **Pitfall 7: the first id after the prompt needs the prompt.** Streaming the answer with
+# no context loses the space of its first word (SentencePiece), and a context of skipped
+# special tokens is no context at all. `DecodeStream` starts 5 ids back into the prompt, and
+# further back when those ids decode to nothing.
+
+# %%
+prompt_l = llama.encode("Question: name a colour. Answer:").ids
+answer_l = llama.encode("Question: name a colour. Answer: blue sky").ids[len(prompt_l):]
+want = llama.decode(prompt_l + answer_l)[len(llama.decode(prompt_l)):]
+no_context = joined(stream_chunks(labkit.DecodeStream(llama), answer_l))
+with_context = joined(stream_chunks(labkit.DecodeStream(llama, prompt_ids=prompt_l), answer_l))
+print(repr(no_context), repr(with_context), repr(want))
+assert no_context != want and with_context == want
+eos = llama.special_tokens.eos_id
+blind = prompt_l + [eos] * 6
+s = labkit.DecodeStream(llama, prompt_ids=blind, skip_special_tokens=True)
+got = joined(stream_chunks(s, answer_l))
+print(repr(got), repr(llama.decode(blind + answer_l, skip_special_tokens=True)[len(llama.decode(blind, skip_special_tokens=True)):]))
+assert got == want
+
+# %% [markdown]
+# ## 9. Stripping `<think>` blocks from a stream
+#
+# Reasoning models write `<think> ... </think>` before the answer. On a stream the tags
+# arrive cut anywhere. `ThinkStripper` is a two-state machine that holds back only a tail
+# that could still become the tag it waits for; any other `<` goes out as soon as it cannot
+# be one. An unterminated block at the end is reasoning, never shown as the answer.
+
+# %%
+from labkit.streaming.think import ThinkStripper, strip_think
+
+text = "<think>The user wants 2 < 3 checked.</think>Yes: 2 < 3 and <b>bold</b> stays."
+for cut in (1, 3, 7):
+    stripper = ThinkStripper()
+    parts = [text[k:k + cut] for k in range(0, len(text), cut)]
+    shown = "".join(stripper.step(p) for p in parts) + stripper.flush()
+    print(f"chunks of {cut}: {shown!r}  reasoning: {stripper.reasoning!r}")
+    assert shown == strip_think(text) == "Yes: 2 < 3 and <b>bold</b> stays."
+unfinished = ThinkStripper()
+print(repr(unfinished.step("Sure. <think>still think")), repr(unfinished.flush()), unfinished.unterminated)
+assert unfinished.unterminated and unfinished.reasoning == "still think"
+
+# %% [markdown]
+# Streamed from ids, the stripper sits after `DecodeStream`: ids -> text chunks -> visible text.
+
+# %%
+think_ids = qwen.encode("<think>hmm 🫨</think>Answer: 42").ids
+stripper = ThinkStripper()
+chunks = labkit.DecodeStream(qwen).step_batch(think_ids)
+visible = [stripper.step(c) for c in chunks] + [stripper.flush()]
+print("text chunks   :", chunks)
+print("visible chunks:", [v for v in visible if v])
+assert "".join(visible) == "Answer: 42" and stripper.reasoning == "hmm 🫨"
+
+# %% [markdown]
+# ## Try it
+#
+# 1. Find ids of the GPT-2 vocabulary that decode to clean text together but to U+FFFD
+#    alone (hint: `gpt2.encode(...)` of an emoji). Check with `check_split_character`.
+# 2. Write a byte-buffer UTF-8 decoder class with `step(bytes)` and `flush()`; the checker
+#    cuts tricky byte strings every possible way and compares with Python.
+# 3. Write your own streaming detokenizer (`step(id)` / `flush()`) and check it on Qwen2 and
+#    Llama-2. The per-token decoder below fails; `DecodeStream` passes.
+
+# %%
+from labkit.streaming.exercises import check_detokenizer, check_split_character, check_utf8_decoder
+
+gpt2 = labkit.load("gpt2")
+my_ids = gpt2.encode("🫨").ids  # replace with your own find
+assert check_split_character(gpt2, my_ids)
+assert check_utf8_decoder(Utf8StreamDecoder)
+assert not check_detokenizer(lambda tok: PerTokenDecoder(tok), qwen)
+assert check_detokenizer(lambda tok: labkit.DecodeStream(tok), qwen)
+assert check_detokenizer(lambda tok: labkit.DecodeStream(tok), llama)
+
+# %% [markdown]
+# ## Summary
+#
+# * Decoding each id alone breaks split characters and SentencePiece spaces; decoding
+#   everything each step is right but O(N²).
+# * A UTF-8 byte buffer fixes split characters below the tokenizer, when bytes are known.
+# * The window diff decodes a few ids of context and diffs; without its fallback, a
+#   character whose first bytes were held as U+FFFD is lost (🫨 in Qwen2).
+# * `labkit.DecodeStream` is the prefix/read offset algorithm of TGI, vLLM, `tokenizers`
+#   and the SGLang router, with a bounded held tail and a probe for decoders that re-render
+#   byte runs; it equals `tokenizers`' chunks on the vectors except where that matters.
+# * Seven pitfalls: split characters, context rules, O(N²), same-length U+FFFD, a real
+#   U+FFFD, engines that disagree on invalid UTF-8, and the prompt as context.
