@@ -205,6 +205,7 @@ class _StopTables:
         self.automaton = AhoCorasick(patterns)
         self.reasons = [StopReason("string", p, i >= len(hidden)) for i, p in enumerate(patterns)]
         self.rows: list[dict[str, tuple]] = [{} for _ in range(self.automaton.node_count)]
+        self.lookups = [row.get for row in self.rows]  # bound once (rows are cleared, never replaced)
         self.entries = 0
 
     def outcome(self, state: int, text: str, check: bool = True) -> tuple:
@@ -432,7 +433,7 @@ class StopSequenceDecoder:
         self._stream_class = DecodeStream
         self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
         self._tables = self.matcher.tables
-        self._rows = self._tables.rows
+        self._lookups = self._tables.lookups
         self.reset()
 
     # -- state --------------------------------------------------------------
@@ -471,7 +472,7 @@ class StopSequenceDecoder:
             return _HELD
         matcher = self.matcher
         state = matcher.state
-        matcher.state, out, _, reason = self._rows[state].get(chunk) or self._tables.remember(state, chunk)
+        matcher.state, out, _, reason = self._lookups[state](chunk) or self._tables.remember(state, chunk)
         if reason is not None:
             self._stop(reason)
         return out
