@@ -154,6 +154,34 @@ class CachedTokenizer(Tokenizer):
                 return head, tail, tail_at_end
         raise LabkitError(f"{self.name}: cannot find what add_special_tokens adds; L1 cannot serve this tokenizer")
 
+    def _encode_suffix(self, text: str, position: int, cuts: list[int], parse_special: bool):
+        """Encode text[position:] in one call and split it at ``cuts``: one (ids, tokens,
+        offsets) piece per cut plus the tail. Each cut must fall right after a safe special
+        token in the result; if one does not, encode segment by segment instead."""
+        part = self.inner.encode(text[position:], add_special_tokens=False, parse_special=parse_special)
+        self.tokens_encoded += len(part.ids)
+        offsets = [(s + position, e + position) for s, e in part.offsets] if position else list(part.offsets)
+        pieces, begin, j, n = [], 0, 0, len(part.ids)
+        safe = self.boundaries.ids
+        for cut in cuts:
+            while j < n and offsets[j][1] < cut:
+                j += 1
+            if j >= n or offsets[j][1] != cut or part.ids[j] not in safe:
+                return self._encode_segments(text, position, cuts, parse_special)
+            pieces.append((part.ids[begin : j + 1], part.tokens[begin : j + 1], offsets[begin : j + 1]))
+            begin = j = j + 1
+        pieces.append((part.ids[begin:], part.tokens[begin:], offsets[begin:]))
+        return pieces
+
+    def _encode_segments(self, text: str, position: int, cuts: list[int], parse_special: bool):
+        """The slow, obviously right way: one encode per segment between cuts."""
+        pieces = []
+        for end in [*cuts, len(text)]:
+            part = self.inner.encode(text[position:end], add_special_tokens=False, parse_special=parse_special)
+            pieces.append((list(part.ids), list(part.tokens), [(s + position, e + position) for s, e in part.offsets]))
+            position = end
+        return pieces
+
     def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         cuts = self.boundaries.cut_points(text, parse_special)
         digests, prefix_bytes = [], []
@@ -184,18 +212,19 @@ class CachedTokenizer(Tokenizer):
         if prefix is not None:
             self.prefix_tokens_reused += len(ids)
         position = cuts[start_index] if start_index >= 0 else 0
-        for index in range(start_index + 1, len(cuts) + 1):
-            end = cuts[index] if index < len(cuts) else len(text)
-            if end > position:
-                part = self.inner.encode(text[position:end], add_special_tokens=False, parse_special=parse_special)
-                ids += part.ids
-                tokens += part.tokens
-                offsets += [(s + position, e + position) for s, e in part.offsets]
-                self.tokens_encoded += len(part.ids)
-            if index < len(cuts):
+        new_cuts = cuts[start_index + 1 :]
+        pieces = self._encode_suffix(text, position, new_cuts, parse_special)
+        # a miss stores every prefix; a partial hit stores only the deepest new one, which is
+        # what the next turn of a growing conversation will share
+        deepest = len(new_cuts) - 1
+        for k, (part_ids, part_tokens, part_offsets) in enumerate(pieces):
+            ids += part_ids
+            tokens += part_tokens
+            offsets += part_offsets
+            if k <= deepest and (prefix is None or k == deepest):
+                index = start_index + 1 + k
                 entry = _Prefix(tuple(ids), tuple(tokens), tuple(offsets))
                 self.l1.put(digests[index], entry, size=_entry_size(prefix_bytes[index], len(ids)))
-            position = end
         if add_special_tokens:
             head, tail, tail_at_end = self._framing
             ids = [i for i, _, _ in head] + ids + [i for i, _, _ in tail]
