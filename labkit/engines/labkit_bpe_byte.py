@@ -90,8 +90,15 @@ class ByteLevelBPE(LabkitTokenizer):
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
+            # merge halves are nearly always tokens: spell each string once, not once per merge
+            spelled: dict[str, bytes | None] = {}
             for index, (left, right) in enumerate(vocab.merges):
-                lb, rb = try_gpt2_to_bytes(left), try_gpt2_to_bytes(right)
+                lb = spelled.get(left)
+                if lb is None:
+                    lb = spelled[left] = try_gpt2_to_bytes(left)
+                rb = spelled.get(right)
+                if rb is None:
+                    rb = spelled[right] = try_gpt2_to_bytes(right)
                 if lb is None or rb is None:
                     raise FormatError(f"{vocab.name}: merge #{index} {left!r} {right!r} is not GPT-2 byte spelling")
                 ranks.setdefault((lb, rb), index)
