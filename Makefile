@@ -25,8 +25,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# root (a container, CI) needs --allow-root; LAB_ARGS passes anything else (--port, --no-browser)
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 # both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope)
 JOBS ?= 2
