@@ -1,0 +1,328 @@
+# %%
+import labkit
+print(labkit.__version__)
+
+# %% [markdown]
+# # 05 · Unigram: a trie, a lattice and the Viterbi pass
+#
+# T5, ALBERT, XLNet, mBART and many multilingual models tokenize with SentencePiece's
+# **Unigram** model. It has no merges at all. Every piece carries a score, its log
+# probability, and the tokenization of a text is the cut into pieces whose scores add up
+# to the highest total. Listing every cut would take exponential time. Dynamic programming
+# over a **lattice** of candidate pieces does it in one left-to-right pass (the Viterbi
+# algorithm), and a **trie** finds the candidate pieces at each position.
+#
+# **Learning goals**
+# 1. Find every piece that starts at a position with a trie, and say why a trie beats
+#    testing every substring.
+# 2. Run the Viterbi forward pass by hand: the best score ending at each offset (llama.cpp
+#    calls this table `tokenization_results`), then backtrack.
+# 3. Read a lattice drawing: offsets as nodes, pieces as edges, the best path.
+# 4. Explain the unknown piece (`min score - 10`) and why consecutive unknowns merge.
+# 5. See why float versus double sums matter on ties, and check labkit against
+#    `sentencepiece` on a shipped model and on a model trained here.
+
+# %% [markdown]
+# ## 1. A toy vocabulary, solved by brute force
+#
+# Five pieces with scores. A segmentation's score is the sum of its pieces' scores, so a
+# piece that is common (high score, close to 0) is cheap and a rare one is expensive.
+# With so few pieces we can list every way to cut `▁hug` and pick the best:
+
+# %%
+import pandas as pd
+from labkit.algorithms.unigram import DictTrie, UnigramModel
+
+toy_scores = {"▁": -2.0, "▁h": -3.0, "h": -3.5, "u": -3.0, "g": -3.2, "ug": -3.1, "▁hug": -8.0, "hu": -4.0}
+
+def all_cuts(text, pieces):
+    """Every way to cut text into pieces (exponential: for teaching only)."""
+    if not text:
+        return [[]]
+    out = []
+    for end in range(1, len(text) + 1):
+        if text[:end] in pieces:
+            out += [[text[:end], *rest] for rest in all_cuts(text[end:], pieces)]
+    return out
+
+cuts = sorted(all_cuts("▁hug", toy_scores), key=lambda cut: -sum(toy_scores[p] for p in cut))
+table = pd.DataFrame({"segmentation": [" | ".join(c) for c in cuts],
+                      "score": [round(sum(toy_scores[p] for p in c), 3) for c in cuts]})
+table
+
+# %%
+assert table.iloc[0]["segmentation"] == "▁h | ug" and table.iloc[0]["score"] == -6.1
+print(f"{len(cuts)} segmentations; the best is {table.iloc[0]['segmentation']!r}")
+
+# %% [markdown]
+# `▁hug` as one piece (-8.0) loses to `▁h` + `ug` (-6.1): a long piece only wins when it
+# scores better than the pieces it replaces.
+#
+# ## 2. The trie: every piece that starts here
+#
+# The forward pass needs, at each offset, the pieces that start there. A trie (prefix
+# tree) answers that in one walk. Follow the characters from the root and report every
+# node where a piece ends; stop as soon as no piece continues. `DictTrie` is the plain
+# version made of nested dicts. The engine's `PieceTrie` is the same tree with
+# `(child, id)` entries, so each step costs one dict lookup.
+
+# %%
+toy_ids = {piece: i + 1 for i, piece in enumerate(toy_scores)}
+trie = DictTrie(toy_ids)
+pd.DataFrame(trie.walk("▁hug", 0))
+
+# %%
+for start in range(4):
+    found = [("▁hug"[start:end], end) for end, _ in trie.prefixes("▁hug", start)]
+    print(start, found)
+assert [end for end, _ in trie.prefixes("▁hug", 0)] == [1, 2, 4]
+
+# %% [markdown]
+# ## 3. The forward pass and the backtrack
+#
+# Let `best[j]` be the highest score of any segmentation of the first `j` characters,
+# with `best[0] = 0`. Going left to right, each piece `text[i:j]` found by the trie
+# *offers* `best[i] + score` to offset `j`. The higher offer wins, and on a tie the first
+# one, which is the piece that starts earlier. Each winner remembers where its piece
+# starts. Walking back from the end along those links gives the tokens.
+
+# %%
+toy = UnigramModel(["<unk>", *toy_scores], [0.0, *toy_scores.values()], [2] + [1] * len(toy_scores))
+lattice = toy.lattice("▁hug")
+pd.DataFrame(lattice.offers)
+
+# %%
+pd.DataFrame(lattice.results_table())
+
+# %%
+best_pieces = [node.piece for node in lattice.best_path]
+print(best_pieces, lattice.score)
+assert best_pieces == ["▁h", "ug"] and abs(lattice.score - (-6.1)) < 1e-5
+
+# %% [markdown]
+# The pass is `O(n·k)` for `n` characters and at most `k` pieces per position. The
+# brute force above grows exponentially with the length of the text.
+#
+# ## 4. A real model: "What is LoRA?"
+#
+# `botchan-unigram` is a 1,000-piece Unigram model trained by sentencepiece on the novel
+# *Botchan*. First the text is **normalised**: NFKC through the precompiled charsmap
+# (notebook 06), a `▁` in front, and every space turned into `▁`.
+
+# %%
+tok = labkit.load("botchan-unigram", engine="labkit")
+text = "What is LoRA?"
+normalized = tok.normalize(text)
+print(repr(normalized))
+assert normalized == "▁What▁is▁LoRA?"
+
+# %% [markdown]
+# The trie lookups at each offset. `▁What` is a piece, `▁is` too, but the model has
+# never seen `LoRA` often enough to keep any piece longer than one letter of it:
+
+# %%
+rows = []
+for start in range(len(normalized)):
+    found = tok.model.trie.prefixes(normalized, start)
+    rows.append({"offset": start, "char": normalized[start],
+                 "pieces starting here": ", ".join(f"{normalized[start:end]} ({tok.model.scores[i]:.2f})" for end, i in found)})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# `tokenization_results` position by position: the best score of a segmentation ending
+# at each offset, the last piece of that segmentation, and where that piece starts.
+# The rows on the best path are marked.
+
+# %%
+lora = tok.lattice(text)
+results = pd.DataFrame(lora.results_table())
+results
+
+# %%
+assert [node.piece for node in lora.best_path] == ["▁What", "▁is", "▁", "L", "o", "R", "A", "?"]
+assert results.loc[5, "last_piece"] == "▁What" and results.loc[5, "starts_at"] == 0
+print("best path:", " | ".join(node.piece for node in lora.best_path), f"score {lora.score:.4f}")
+
+# %% [markdown]
+# ## 5. The lattice, drawn
+#
+# Nodes are the offsets 0 to 14 of the normalised string. Each grey arc is a candidate
+# piece, higher for longer pieces. The red arcs are the best path, labelled with their
+# scores. `▁What` jumps over five offsets at once. After `▁is` every letter of `LoRA` is
+# its own piece.
+
+# %%
+import matplotlib.pyplot as plt
+from labkit.viz.lattice import LatticeTable, draw_lattice
+
+draw_lattice(lora)
+plt.show()
+
+# %% [markdown]
+# The same table as HTML with a text fallback (`LatticeTable`), for reports:
+
+# %%
+LatticeTable(tok.lattice("Hello"))
+
+# %% [markdown]
+# ## 6. Unknown characters
+#
+# A character that no single-character piece covers still has to be crossed. The forward
+# pass then offers the **unknown** piece, scored `min score - 10`, so that it is only
+# used where nothing else fits. Consecutive unknowns merge into one `<unk>` token, as
+# both sentencepiece and llama.cpp do.
+
+# %%
+print("min score", tok.model.min_score, "-> unknown score", tok.model.unk_score)
+enc = tok.encode("Tea 你好 time")
+pd.DataFrame({"token": enc.tokens, "id": enc.ids, "offsets": enc.offsets})
+
+# %%
+assert abs(tok.model.unk_score - (tok.model.min_score - 10)) < 1e-5
+assert enc.tokens.count("<unk>") == 1 and enc.offsets[enc.tokens.index("<unk>")] == (4, 6)
+
+# %% [markdown]
+# ## 7. Ties and rounding: float or double?
+#
+# `"." + "......"` and `"......" + "."` have exactly the same score. Only the rounding of
+# the running sum decides which one the forward pass keeps. sentencepiece adds its scores
+# in 32-bit floats. llama.cpp's `llm_tokenizer_ugm` adds them in doubles. On runs of dots
+# the two disagree, and labkit can do either (`float32_sums`):
+
+# %%
+import sentencepiece as spm
+from labkit.paths import data_path
+
+sp = spm.SentencePieceProcessor(model_file=str(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+double = UnigramModel(tok.vocab.tokens, tok.vocab.scores, tok.vocab.token_types, float32_sums=False)
+line = ".........I"
+norm_line = tok.normalize(line)
+print("float sums   :", tok.model.encode_pieces(norm_line))
+print("double sums  :", double.encode_pieces(norm_line))
+print("sentencepiece:", sp.encode(line, out_type=str))
+assert tok.model.encode_pieces(norm_line) == sp.encode(line, out_type=str)
+assert double.encode_pieces(norm_line) != sp.encode(line, out_type=str)
+
+# %% [markdown]
+# ## 8. The n best segmentations
+#
+# The lattice holds every segmentation, not just the best one. Keeping the `k` best
+# totals at each offset instead of one gives the `k` best cuts. Subword regularisation
+# samples from these during training.
+
+# %%
+nbest = tok.model.nbest(tok.normalize("Hello"), 4)
+pd.DataFrame({"segmentation": [" | ".join(tok.vocab.tokens[i] for i, _, _ in segs) for segs, _ in nbest],
+              "score": [round(score, 4) for _, score in nbest]})
+
+# %%
+assert [tok.vocab.tokens[i] for i, _, _ in nbest[0][0]] == sp.encode("Hello", out_type=str)
+
+# %% [markdown]
+# ## 9. Explore: type your own text
+#
+# The widget redraws the lattice for whatever you type (it needs a live kernel). The
+# static figure below it is the fallback, drawn for a fixed sentence.
+
+# %% tags=["nbval-ignore-output"]
+import ipywidgets as widgets
+
+def show(text="Unigram lattices"):
+    lat = tok.lattice(text)
+    if len(lat.text) > 60:
+        print("(shorten the text to draw it)")
+        return
+    draw_lattice(lat)
+    plt.show()
+
+widgets.interact(show, text=widgets.Text(value="Unigram lattices", continuous_update=False));
+
+# %%
+draw_lattice(tok.lattice("Unigram lattices"), label="all")
+plt.show()
+
+# %% [markdown]
+# ## 10. Check: labkit == sentencepiece on every line of *Botchan*
+#
+# Ids, pieces and character offsets, line by line:
+
+# %%
+lines = data_path("corpus/botchan.txt").read_text(encoding="utf-8").split("\n")
+mismatches = 0
+for line in lines:
+    enc = tok.encode(line, parse_special=False)
+    ref = sp.encode(line, out_type="offset_mapping", return_bytes=False)
+    mismatches += enc.ids != ref["ids"] or enc.offsets != [tuple(o) for o in ref["offsets"]]
+print(f"{len(lines)} lines, {mismatches} mismatches")
+assert mismatches == 0
+
+# %% [markdown]
+# ## 11. Train a Unigram model here and tokenize with labkit
+#
+# sentencepiece's trainer builds a 600-piece Unigram model from *Botchan* in about a
+# second. It starts from many candidate substrings and prunes the ones whose removal
+# costs the corpus likelihood least. labkit reads the trained `.model` file and must
+# agree with sentencepiece on every line.
+
+# %%
+import tempfile
+from pathlib import Path
+
+folder = Path(tempfile.mkdtemp(prefix="labkit05_"))
+spm.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_prefix=str(folder / "botchan600"),
+                               vocab_size=600, model_type="unigram", num_threads=1, minloglevel=2)
+mine = labkit.load(str(folder / "botchan600.model"), engine="labkit")
+mine_sp = spm.SentencePieceProcessor(model_file=str(folder / "botchan600.model"))
+print(mine)
+print(mine.encode("What is LoRA?").tokens)
+agree = sum(mine.encode(line, parse_special=False).ids == mine_sp.encode(line) for line in lines)
+print(f"{agree} of {len(lines)} lines agree")
+assert agree == len(lines)
+
+# %% [markdown]
+# ## 12. Speed
+#
+# labkit is pure Python, so it uses a **word cache**. Every piece that contains `▁` has it
+# only at its start, which means every segmentation breaks just before each `▁` and each
+# word can be segmented on its own and remembered. Float rounding is the one catch: a word
+# cached from a zero start is reused only when each of its decisions won by more than the
+# rounding the running total could add, and otherwise it is recomputed. The cache
+# therefore never changes an answer. These figures vary from run to run:
+
+# %% tags=["nbval-ignore-output"]
+from labkit.bench.unigram import measure, workload
+
+bench = pd.DataFrame(measure("botchan-unigram", workload(0.3), repeat=3))
+bench[["engine", "MB/s", "x sentencepiece", "exact"]]
+
+# %% [markdown]
+# ## Try it
+#
+# Each checker prints `right` or `wrong` with a hint.
+#
+# 1. With scores `{"a": -1, "b": -2, "ab": -3.5}`, how does Viterbi cut `ab`? And with
+#    `"ab": -2.5`?
+# 2. What is the best total score for `abab` with the second set of scores?
+# 3. Which tokens does the botchan model give `Botchan`?
+
+# %%
+from labkit.exercises_unigram import check_best_score, check_botchan_tokens, check_viterbi
+
+check_viterbi({"a": -1, "b": -2, "ab": -3.5}, "ab", ["a", "b"])
+check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])
+check_best_score({"a": -1, "b": -2, "ab": -2.5}, "abab", -5.0)
+check_botchan_tokens("Botchan", ["▁B", "ot", "ch", "an"])
+
+# %% [markdown]
+# ## Summary
+#
+# - A Unigram model is a set of scored pieces. The tokenization is the cut with the
+#   highest total score.
+# - A trie lists the pieces that start at each position, and the forward pass keeps the
+#   best score ending at each offset. The backtrack reads off the tokens.
+# - The lattice is all candidate pieces as edges between offsets, and the tokenization is
+#   its best path.
+# - Unknown characters cost `min score - 10`, and runs of them merge into one `<unk>`.
+# - Rounding decides exact ties. sentencepiece sums in floats and llama.cpp in doubles,
+#   and labkit matches sentencepiece on every *Botchan* line and on a freshly trained
+#   model.
