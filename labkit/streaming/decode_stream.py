@@ -113,6 +113,8 @@ def run_sensitive_byte_ids(tok: Tokenizer) -> frozenset[int]:
     except (KeyError, TypeError):
         pass
     result: frozenset[int] = frozenset()
+    if not callable(getattr(tok, "token_to_id", None)):
+        return result  # a surface without token_to_id has no byte pieces to name
     probe = [tok.token_to_id(p) for p in ("<0xC3>", "<0xA9>", "<0x80>")]
     if all(isinstance(i, int) for i in probe):
         try:
