@@ -30,6 +30,7 @@ from typing import Iterable, Iterator
 
 from labkit.core import LabkitError
 
+_MAX_KEY_BYTES = 1024  # no real normalisation rule is anywhere near this long
 SPACE_SYMBOL = "\u2581"  # '▁' LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
 REPLACEMENT_CHAR = "\ufffd"
 
@@ -246,8 +247,14 @@ class CharsMap:
         children = self._children_index()
         stack: list[tuple[int, bytes]] = [(0, b"")]
         out = []
+        # darts-clone builds from a DAWG, so shared suffixes are legal: a node may be reached
+        # from several parents. A corrupt array can cycle, so the walk is bounded instead.
+        budget = 64 * n + 1024
         while stack:
             node, key = stack.pop()
+            budget -= 1
+            if budget < 0 or len(key) > _MAX_KEY_BYTES:
+                raise LabkitError(f"charsmap: the trie does not end (corrupt: a cycle near unit {node}, key {key[:16]!r}...)")
             unit = units[node]
             base = node ^ unit_offset(unit)
             if key and unit_has_leaf(unit):
