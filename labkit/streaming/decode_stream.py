@@ -33,7 +33,6 @@ Example: ``s = DecodeStream(tok); [s.step(i) for i in tok.encode("héllo").ids];
 from __future__ import annotations
 
 import operator
-import re
 import weakref
 from typing import Iterable, Sequence
 
@@ -47,8 +46,6 @@ INITIAL_OFFSET = 5
 MAX_HELD = 8
 # chars after a split point that make it safe (one more than the longest incomplete sequence)
 SAFE_TAIL_CHARS = 4
-
-_BYTE_PIECE = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
 def check_id(tok: Tokenizer, token_id) -> int:
