@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import labkit
 from labkit.paths import data_path
 from labkit.vectors import VECTOR_NAMES, load_vectors
+from test_reference_disagreements import charsmap_step_differs, leading_space_pieces_differ
 
 
 @functools.lru_cache(maxsize=None)
@@ -85,15 +86,17 @@ def botchan_lines() -> tuple[str, ...]:
 
 
 def hf_precompiled_bug(name: str, text: str) -> bool:
-    """True where tokenizers' Precompiled normaliser differs from sentencepiece's own.
+    """True where tokenizers' Precompiled normaliser differs from sentencepiece's own charsmap walk.
 
-    tokenizers drops a combining mark that follows a character the charsmap expands
-    (``"ﬁ\u0301"`` -> ``"fi"``; sentencepiece gives ``"fí"``): a bug in the reference library,
-    pinned by test_tokenizers_precompiled_drops_combining_mark below.
+    tokenizers looks the charsmap up per grapheme cluster: it drops the rest of a short
+    cluster after the key it starts with (``"ﬁ\u0301"`` -> ``"fi"``; sentencepiece gives
+    ``"fí"``) and never matches multi-character keys in a long one. A behaviour of the
+    reference library, pinned in test_reference_disagreements.py; only the charsmap step is
+    compared, so labkit's whitespace steps after it are still checked here.
     """
-    if name in BYTE_LEVEL or not engine(name, "hf").vocab.normalizer.get("charsmap"):
+    if name in BYTE_LEVEL:
         return False
-    return engine(name, "hf").backend.normalizer.normalize_str(text) != engine(name, "sentencepiece").backend.normalize(text)
+    return charsmap_step_differs(name, text)
 
 
 def _check_agree(name: str, a: str, b: str, text: str) -> None:
@@ -110,6 +113,8 @@ def _check_agree(name: str, a: str, b: str, text: str) -> None:
             for skip in (False, True):
                 if name not in BYTE_LEVEL and ta.special_tokens.unk_id in ea.ids:
                     continue  # sentencepiece spells <unk> as " ⁇ ", tokenizers as "<unk>"
+                if name not in BYTE_LEVEL and leading_space_pieces_differ(ta, ea.ids):
+                    continue  # leading '▁' pieces: see test_reference_disagreements.py
                 assert ta.decode(ea.ids, skip_special_tokens=skip) == tb.decode(ea.ids, skip_special_tokens=skip), (name, text)
 
 

@@ -39,6 +39,15 @@ from labkit.core import (
 SPIECE_UNDERLINE = "\u2581"
 
 
+def library_failure(exc: BaseException) -> bool:
+    """True for an error raised inside tokenizers: any Exception, or a Rust panic, which pyo3
+    raises as ``pyo3_runtime.PanicException``, a BaseException (so ``except Exception`` misses it).
+
+    Example: ``library_failure(ValueError())`` -> ``True``; ``library_failure(KeyboardInterrupt())`` -> ``False``
+    """
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
 class HFTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``tokenizers.Tokenizer`` (``.backend``).
 
@@ -64,7 +73,9 @@ class HFTokenizer(Tokenizer):
             backend.encode_special_tokens = not parse_special
         try:
             enc = backend.encode(text, add_special_tokens=add_special_tokens)
-        except Exception as exc:  # the library's errors become ours
+        except BaseException as exc:  # the library's errors (and Rust panics) become ours
+            if not library_failure(exc):
+                raise
             raise LabkitError(f"{self.name}: tokenizers could not encode {text[:40]!r}: {exc}") from None
         ids = list(enc.ids)
         if backend is self._plain_backend:
@@ -83,7 +94,9 @@ class HFTokenizer(Tokenizer):
                 keep = [i for i in ids if not (skip_special_tokens and self.is_special_id(i))]
                 return self.backend.decoder.decode([self.vocab.tokens[i] for i in keep])
             return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
-        except Exception as exc:
+        except BaseException as exc:
+            if not library_failure(exc):
+                raise
             raise LabkitError(f"{self.name}: tokenizers could not decode: {exc}") from None
 
 
@@ -111,7 +124,9 @@ def build(vocab: VocabData) -> HFTokenizer:
             raise EngineUnavailable(f"{vocab.name}: the hf engine has no pipeline for model {vocab.model!r}")
     except LabkitError:
         raise
-    except Exception as exc:  # a library failure on bad data
+    except BaseException as exc:  # a library failure on bad data
+        if not library_failure(exc):
+            raise
         raise FormatError(f"{vocab.name}: tokenizers could not build this vocabulary: {type(exc).__name__}: {exc}") from None
     return HFTokenizer(vocab, backend=backend, plain_backend=plain)
 
@@ -355,6 +370,9 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
         steps.append(normalizers.Append(" ") if suffix else normalizers.Prepend(" "))
     if norm.get("escape_whitespaces", True):
         steps.append(normalizers.Replace(" ", SPIECE_UNDERLINE))
+        if norm.get("remove_extra_whitespaces", False) and not suffix:
+            # sentencepiece strips trailing '▁' after escaping: a literal U+2581 the charsmap keeps goes too
+            steps.append(normalizers.Replace(Regex(SPIECE_UNDERLINE + r"+\z"), ""))
     if steps:
         backend.normalizer = normalizers.Sequence(steps)
     parts = [decoders.Replace(SPIECE_UNDERLINE, " ")]
