@@ -57,3 +57,14 @@ def test_installed_script_runs():
     script = shutil.which("labkit") or str(__import__("pathlib").Path(sys.executable).with_name("labkit"))
     result = subprocess.run([script, "encode", "gpt2", "Hello world", "--engine", "hf"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.split() == ["15496", "995"]
+
+
+def test_lattice_writes_a_png(capsys, tmp_path):
+    out = tmp_path / "lattice.png"
+    code, stdout, _ = run(capsys, "lattice", "botchan-unigram", "What is LoRA?", "--png", str(out))
+    assert code == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_lattice_of_a_model_without_one_is_a_clear_error(capsys, tmp_path):
+    code, _, err = run(capsys, "lattice", "gpt2", "hi", "--png", str(tmp_path / "x.png"))
+    assert code == 2 and "labkit: error:" in err and not (tmp_path / "x.png").exists()
