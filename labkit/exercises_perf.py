@@ -1,0 +1,80 @@
+"""Checkers for the "Try it" exercises of notebook 12 (performance and metrics).
+
+Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
+with a hint, and returns True/False.
+Introduced in notebook ``12_performance_and_metrics``.
+
+Example: ``check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)`` prints ``right`` and returns True
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Mapping, Sequence
+
+from labkit.algorithms.bpe import bpe_heap, bpe_naive, byte_parts, pair_ranker
+from labkit.core import LabkitError
+
+
+def _verdict(ok: bool, hint: str) -> bool:
+    print("right" if ok else f"wrong: {hint}")
+    return ok
+
+
+def percentile(samples: Sequence[float], q: int) -> float:
+    """The ``q``-th percentile of ``samples`` by linear interpolation between order statistics
+    (``statistics.quantiles(..., method="inclusive")``, numpy's default).
+
+    Example: ``percentile([1.0, 2.0, 3.0, 4.0], 50)`` -> ``2.5``
+    """
+    values = [float(v) for v in samples]
+    if len(values) < 2:
+        raise LabkitError(f"percentile: need at least 2 samples, got {len(values)}")
+    if not (isinstance(q, int) and 1 <= q <= 99):
+        raise LabkitError(f"percentile: q must be an int from 1 to 99, got {q!r}")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def check_percentile(samples: Sequence[float], q: int, answer: float) -> bool:
+    """Is ``answer`` the ``q``-th percentile of ``samples`` (interpolated, as numpy does)?
+
+    Example: ``check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)`` -> True
+    """
+    right = percentile(samples, q)
+    return _verdict(math.isclose(float(answer), right, rel_tol=1e-9, abs_tol=1e-12),
+                    "sort the samples; the percentile sits at position (n - 1) * q / 100, "
+                    "interpolated between the two neighbours")
+
+
+def rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int]) -> tuple[int, int]:
+    """How many times naive BPE and heap BPE call the rank function on ``word``: (naive, heap).
+
+    Example: ``rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1})`` -> ``(6, 5)``
+    """
+    counts = {"naive": 0, "heap": 0}
+    rank = pair_ranker(ranks)
+
+    def counting(kind):
+        def call(a, b):
+            counts[kind] += 1
+            return rank(a, b)
+        return call
+
+    parts = byte_parts(bytes(word))
+    if bpe_naive(parts, counting("naive")) != bpe_heap(parts, counting("heap")):
+        raise LabkitError("rank_calls: naive and heap BPE disagree (a bug in labkit)")
+    return counts["naive"], counts["heap"]
+
+
+def check_rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], naive_calls: int, heap_calls: int) -> bool:
+    """Are these the numbers of rank lookups naive and heap BPE make on ``word``?
+
+    Example: ``check_rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1}, 6, 5)`` -> True
+    """
+    naive, heap = rank_calls(word, ranks)
+    hints = []
+    if naive_calls != naive:
+        hints.append("naive: every step looks at every adjacent pair, including the last step that finds none")
+    if heap_calls != heap:
+        hints.append("heap: one lookup per initial pair, then one per new neighbour of each merged part")
+    return _verdict(not hints, "; ".join(hints))
