@@ -62,14 +62,15 @@ pd.set_option("display.precision", 3)
 # Each bundled vocabulary is loaded with every engine that can serve it: `labkit` (the
 # book's pure-Python algorithms), `hf` (a `tokenizers.Tokenizer` built from the same
 # file), `tiktoken` (byte-level BPE only) and `sentencepiece` (SentencePiece models only).
-# `tokenizers` could serve `cl100k_base` too, but converting the rank file costs seconds,
-# so it is left out here. While loading, we note how much this process's resident memory
+# `tokenizers` could serve `cl100k_base` too, but building it from the rank file takes
+# seconds, so it is left out here. While loading, we note how much this process's resident memory
 # grows (section 6 comes back to it).
 #
 # One serving trick is already in the loading loop: `gc.freeze()`. A loaded vocabulary is
-# millions of Python objects that live as long as the process; without the freeze, every
-# full garbage-collector pass walks all of them again (here, ~0.1 s per pass), which shows
-# up as latency spikes. Frozen objects are skipped.
+# held in Python containers (lists and dicts of hundreds of thousands of entries) that live
+# as long as the process; without the freeze, every full pass of the garbage collector
+# walks through all of them again, which shows up as latency spikes. Frozen objects are
+# skipped; the cell after the loading measures the difference.
 
 # %%
 ENGINES = {
@@ -93,6 +94,16 @@ for name, engines in ENGINES.items():
         gc.freeze()  # the vocabularies live as long as the process: keep them out of gc passes
 pd.DataFrame([{"vocab": n, "engines": ", ".join(e), "model": toks[n, "labkit"].vocab.model,
                "vocab size": toks[n, "labkit"].vocab_size} for n, e in ENGINES.items()])
+
+# %% tags=["nbval-ignore-output"]
+frozen = gc.get_freeze_count()
+gc.unfreeze()  # for one measurement: a full pass over every object, as without the freeze
+full_pass_ms = best_ms(gc.collect, 1)
+gc.freeze()
+frozen_pass_ms = best_ms(gc.collect, 3)
+print(f"{frozen:,} objects frozen; a full gc pass takes {full_pass_ms:.0f} ms over all of them, "
+      f"{frozen_pass_ms:.1f} ms once they are frozen")
+assert full_pass_ms > 5 * frozen_pass_ms
 
 # %% [markdown]
 # Before timing anything: every engine must give the same ids, or a comparison means
@@ -191,7 +202,8 @@ plt.tight_layout(rect=(0, 0, 1, 0.9)); plt.show()
 #   is the biggest lever a slow tokenizer has (tiktoken has no word cache: it merges every
 #   word every time).
 # - **Encoding against ids only**: building a Python object with token strings and
-#   offsets for every token costs about as much as computing the ids on the fast engines.
+#   offsets for every token costs more than computing the ids on the fast engines
+#   (tiktoken's ids come several times faster than the same ids wrapped in an Encoding).
 #   A router that only needs ids (to count tokens, to feed the model) should ask for ids.
 
 # %% tags=["nbval-ignore-output"]
@@ -203,25 +215,32 @@ for name in ("gpt2", "qwen2", "botchan-unigram"):
           f"labkit warm {rate(name, 'labkit warm') / rate(name, 'labkit cold'):.1f}x labkit cold (ids only)")
 assert all(best_reference[name] > 4 * rate(name, "labkit cold") for name in ("gpt2", "qwen2", "botchan-unigram"))
 assert all(rate(name, "labkit warm") > 3 * rate(name, "labkit cold") for name in ("gpt2", "qwen2"))
+wrapping = {name: rate(name, "tiktoken") / rate(name, "tiktoken", "Encoding MB/s") for name in ("gpt2", "qwen2", "cl100k_base")}
+print("tiktoken, ids only / Encoding:", {name: round(v, 1) for name, v in wrapping.items()})
+assert all(v > 1.5 for v in wrapping.values())
 
 # %% [markdown]
 # Two more of the router benchmark's groups, run with the serving suite's own functions on
 # the Qwen2 tokenizers loaded above (`labkit bench serving` runs them at full size):
 # **batch vs single** — 16 prompts of 1,500 characters encoded one by one, then with one
-# `encode_batch` call — and **decode** throughput over about 50 KB of ids.
+# `encode_batch` call — and **decode** throughput over about 50 KB of ids. The raw
+# `tokenizers.Tokenizer` is added as a fourth row for the batch group.
 
 # %% tags=["nbval-ignore-output"]
 qwen = {engine: toks["qwen2", engine] for engine in ENGINES["qwen2"]}
 quiet = types.SimpleNamespace(update=lambda *a: None)  # the suite's progress bar, silenced
-batch_rows, _ = serving.batch_vs_single(qwen, True, quiet)
+raw_hf = types.SimpleNamespace(encode=qwen["hf"].backend.encode, encode_batch=qwen["hf"].backend.encode_batch)
+batch_rows, _ = serving.batch_vs_single({**qwen, "tokenizers (raw)": raw_hf}, True, quiet)
 decode_rows, _ = serving.decode_throughput(qwen, True, quiet)
 pd.DataFrame(batch_rows).drop(columns="group").set_index("engine").join(
     pd.DataFrame(decode_rows).drop(columns="group").set_index("engine"))
 
 # %% [markdown]
-# `tokenizers` runs `encode_batch` on its own thread pool, in Rust, without the GIL; for
-# labkit's engines `encode_batch` is a loop over `encode`, so it gains nothing. Decoding is
-# a join of token bytes and one UTF-8 decode: cheap for every engine.
+# Through labkit's surface, `encode_batch` is a loop over `encode` for every engine (each
+# result is the same `Encoding`), so it cannot beat single calls. The raw
+# `tokenizers.Tokenizer.encode_batch` works on its own thread pool, in Rust, without the
+# GIL (section 4 checks that), which is where batching can pay — on a machine with idle
+# cores. Decoding is a join of token bytes and one UTF-8 decode: cheap for every engine.
 
 # %% [markdown]
 # ## 3. Latency distributions
@@ -229,8 +248,9 @@ pd.DataFrame(batch_rows).drop(columns="group").set_index("engine").join(
 # A router cares less about the mean than about the tail: the p99 latency is what one
 # request in a hundred waits. Here each engine on Qwen2 encodes 60 prompts of 1,500
 # characters, one at a time, and every call is timed. (These prompts reuse botchan's
-# words, so labkit's word cache is warm: its latency here is mostly cache lookups.) The CDF (the share of calls faster
-# than x) shows the whole distribution; the table gives p50/p90/p99.
+# words, so labkit's word cache is warm: its latency here is mostly cache lookups.) The
+# CDF (the share of calls faster than x) shows the whole distribution; the table gives
+# p50/p90/p99.
 
 # %% tags=["nbval-ignore-output"]
 def prompts(n, size, seed=0):
@@ -269,8 +289,9 @@ latency
 # %% [markdown]
 # For prompts of one size the work per call is nearly the same, so the bulk of each curve
 # is steep; what stretches the tail to the right is the machine (other processes, the
-# garbage collector, the OS scheduler), and it hits the fast engines as hard as the slow. Latency grows with the prompt, so a router that mixes short chat turns with
-# long documents sees a tail made of the long ones. Check: the same engines on prompts 8x
+# garbage collector, the OS scheduler), and it hits the fast engines as hard as the slow.
+# Latency grows with the prompt, so a router that mixes short chat turns with long
+# documents sees a tail made of the long ones. Check: the same engines on prompts 8x
 # longer take several times longer at the median.
 
 # %% tags=["nbval-ignore-output"]
@@ -284,7 +305,8 @@ for engine in ENGINES["qwen2"]:
         tok.encode(p)
         long_times.append((time.perf_counter() - started) * 1e3)
     growth[engine] = statistics.median(long_times) / latency.loc[engine, "p50_ms"]
-print({engine: f"{g:.1f}x" for engine, g in growth.items()}, "(prompts 8x longer)")
+    print(f"{engine}: median {statistics.median(long_times):.1f} ms for 12,000 characters, "
+          f"{growth[engine]:.1f}x its median for 1,500")
 assert all(g > 2 for g in growth.values())
 
 # %% [markdown]
@@ -478,6 +500,8 @@ naive_slope = fitted_slope(naive_ms, (256, 512, 1024, 2048))
 heap_slope = fitted_slope(heap_ms, (2048, 4096, 8192, 16384, 32768))
 print(f"naive/heap: {ratio[64]:.1f}x at 64 bytes, {ratio[1024]:.0f}x at 1 KB, {ratio[2048]:.0f}x at 2 KB")
 print(f"fitted slopes: naive {naive_slope:.2f} (256 B-2 KB), heap {heap_slope:.2f} (2-32 KB)")
+print(f"extrapolated to a 64 KB word: naive about {naive_ms[2048] * 32 ** naive_slope / 1e3:.0f} s, "
+      f"heap {heap_ms[32768] * 2 ** heap_slope / 1e3:.1f} s")
 assert ratio[2048] > 3 * ratio[64]
 assert ratio[1024] > 5
 assert naive_slope > 1.5
@@ -578,6 +602,7 @@ qwen_hf = toks["qwen2", "hf"]
 stream_ids = stream_bench.corpus_ids(qwen_hf, 6_000)
 assert stream_bench.check_same_text(qwen_hf, stream_ids)
 stream_row = stream_bench.measure(qwen_hf, stream_ids, repeat=1)
+assert stream_row["flat labkit"] < 2  # the last 10% of the ids cost about what the first 10% did
 pd.Series(stream_row, name="qwen2, 6,000 ids")
 
 # %% [markdown]
@@ -662,26 +687,30 @@ print("\n".join(l for l in text.splitlines() if l.startswith("labkit_encode_dura
 # %% [markdown]
 # ## What the numbers mean for a serving system
 #
-# - **Tokenization is cheap next to the model, but not free.** Even the Rust and C++
-#   engines take about a millisecond for a long prompt; a pure-Python tokenizer takes
-#   ten or more. In a router that handles thousands of requests a second, that is CPU a
-#   server has to budget for, and it sits on the latency path before the first token.
+# - **Tokenization is cheap next to the model, but not free.** A 12,000-character prompt
+#   costs milliseconds on every engine here (section 3). In a router that handles
+#   thousands of requests a second, that is CPU a server has to budget for, and it sits on
+#   the latency path before the first token.
+# - **Cache words, and measure cold.** labkit's word cache is worth up to an order of
+#   magnitude on repeated text; a benchmark that only measures warm runs flatters a slow engine.
 # - **Ask for what you need.** Building a Python `Encoding` (token strings, offsets) can
 #   cost more than computing the ids. Count tokens and feed the model with ids only.
 # - **Threads need an engine that releases the GIL.** tiktoken and sentencepiece release
 #   it per call; `tokenizers` in `encode_batch`. A pure-Python tokenizer serialises every
 #   thread of the process: scale it with processes, not threads.
 # - **Beware quadratic corners.** A textbook merge loop is fine on words and ruinous on a
-#   64 KB base64 blob. Test the worst input a user can send, not the average one.
+#   64 KB run without spaces (section 5 extrapolates it). Test the worst input a user can
+#   send, not the average one.
 # - **Memory is the vocabulary's representation.** Token strings and merges as Python
-#   objects take many times the size of their text (tens of MB for a 150k vocabulary), and
-#   labkit keeps that `VocabData` beside every engine; a compiled engine's own tables are
-#   small next to it. Per worker process, that adds up: load once, then fork or share.
+#   objects take many times the size of their text (tens of MB for a 150k vocabulary).
+#   labkit keeps that `VocabData` beside every engine, which is why every engine costs
+#   about the same here; a server that needs only ids can keep only the compiled engine's
+#   tables. Per worker process, it adds up: load once, then fork or share.
 # - **Freeze what lives forever.** `gc.freeze()` after loading keeps the collector from
-#   walking millions of vocabulary objects on every full pass.
-# - **The streaming side is per token.** DecodeStream and the stop jail cost around a
-#   microsecond per token and stay flat with output length and with the number of stop
-#   strings; a naive hold-back with `find` per stop string does not.
+#   walking the vocabulary's containers on every full pass (section 1 measures it).
+# - **The streaming side is per token.** DecodeStream and the stop jail cost a microsecond
+#   or less per token and stay flat with output length and with the number of stop
+#   strings; a hold-back with one `find` per stop string grows with their number.
 # - **Measure in production, too.** The metrics above (durations, tokens per request,
 #   holds, stops, cache hit rates) are what shows when one of these assumptions breaks.
 
@@ -707,10 +736,10 @@ ok = check_rank_calls(b"abababab", ranks, naive_calls=0, heap_calls=0)  # replac
 #
 # - Benchmarks on a shared machine are read as ratios from one run; the suites print
 #   labkit next to `tokenizers`, `tiktoken` and `sentencepiece`, and `labkit bench all`
-#   runs every one of them.
+#   runs every one of them (`labkit bench all --quick` with small inputs).
 # - The GIL decides thread scaling: a direct probe shows which calls let other threads run.
-# - Naive BPE is O(n²) per word and the heap version O(n log n): on a log-log plot,
-#   slopes 2 and about 1.
+# - Naive BPE is O(n²) per word and the heap version O(n log n): quadratic and linear
+#   lookup counts, and on a log-log plot of time, slopes near 2 and a little above 1.
 # - A tokenizer's memory is its vocabulary's representation; as Python objects (the
 #   `VocabData` every labkit Tokenizer keeps) it costs many times the token text.
 # - `labkit.metrics.enable()` records what an operator needs; `exposition()` is the text
