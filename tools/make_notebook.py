@@ -60,6 +60,8 @@ def parse_source(text: str) -> list:
 def build(src: Path, timeout: int = 300) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.cells = parse_source(src.read_text(encoding="utf-8"))
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"  # stable ids: a rebuild changes only what really changed
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
     out = ROOT / "notebooks" / (src.stem + ".ipynb")

@@ -66,6 +66,18 @@ def check_id(tok: Tokenizer, token_id) -> int:
     return value
 
 
+def check_ids(tok: Tokenizer, token_ids, what: str) -> list[int]:
+    """All of ``token_ids`` checked (see :func:`check_id`) before any is used, so that a bad id
+    part-way through a batch raises without consuming, and losing, the ids before it.
+
+    Example: ``check_ids(tok, [9707, 1879], "step_batch()")`` -> ``[9707, 1879]``
+    """
+    if isinstance(token_ids, (str, bytes, bytearray, dict)) or not isinstance(token_ids, Iterable):
+        raise LabkitError(f"{tok.name}: {what} takes a list of token ids, not {type(token_ids).__name__}")
+    size = tok.vocab_size
+    return [i if type(i) is int and 0 <= i < size else check_id(tok, i) for i in token_ids]
+
+
 def check_tokenizer(tok) -> Tokenizer:
     """Return ``tok`` if it has the Tokenizer surface a stream needs, else raise LabkitError.
 
@@ -222,6 +234,33 @@ def shared_memos(tok: Tokenizer, skip_special_tokens: bool) -> tuple[dict, dict]
     return per_tok.setdefault(bool(skip_special_tokens), ({}, {}))
 
 
+def run_clean_start(ids: Sequence[int], lo: int, floor: int, byte_ids, is_silent) -> int:
+    """Move a window start ``lo`` back (not past ``floor``) until it cuts no ``<0xNN>`` run.
+
+    A decoder that renders a byte run all or nothing turns a run whose first bytes were cut
+    off, and everything after them, into U+FFFD. Silent ids (skipped special tokens) vanish
+    before the decoder runs, so they do not end a run: ``<0xC3> </s> <0xA9>`` is one run.
+
+    Example: ``run_clean_start([5, 200, 201, 202], 2, 0, {200, 201, 202}, lambda i: False)`` -> ``1``
+    """
+    if not byte_ids:
+        return lo
+    n = len(ids)
+    while lo > floor:
+        after = lo
+        while after < n and is_silent(ids[after]):
+            after += 1
+        if after < n and ids[after] not in byte_ids:
+            return lo  # the window opens on ordinary text
+        before = lo - 1
+        while before >= floor and is_silent(ids[before]):
+            before -= 1
+        if before < floor or ids[before] not in byte_ids:
+            return lo  # no run reaches across the start
+        lo = before
+    return lo
+
+
 def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset: int = INITIAL_OFFSET) -> int:
     """Where a stream's first window starts in the prompt: ``offset`` ids back, further if blind.
 
@@ -231,9 +270,7 @@ def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset
 
     Example: ``initial_window_start(list(range(12)), tok.decode)`` -> ``7``
     """
-    start = max(0, len(prompt) - offset)
-    while start > 0 and prompt[start] in byte_ids and prompt[start - 1] in byte_ids:
-        start -= 1
+    start = run_clean_start(prompt, max(0, len(prompt) - offset), 0, byte_ids, lambda i: decode([i]) == "")
     while start > 0 and decode(prompt[start:]) == "":
         start = max(0, start - offset)
     return start
@@ -259,9 +296,7 @@ class DecodeStream:
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
         self.tok = check_tokenizer(tok)
         self.skip_special_tokens = bool(skip_special_tokens)
-        if isinstance(prompt_ids, (str, bytes)):
-            raise LabkitError(f"{tok.name}: prompt_ids must be a sequence of ids, not {type(prompt_ids).__name__}")
-        prompt = [check_id(tok, i) for i in prompt_ids]
+        prompt = check_ids(tok, prompt_ids, "prompt_ids")
         self._raw = raw_decoder(tok, self.skip_special_tokens)
         # decodes of short windows, shared by every stream over this tokenizer (a pure function)
         self._memo, self._alone = shared_memos(tok, self.skip_special_tokens)
@@ -327,10 +362,8 @@ class DecodeStream:
 
     def step_batch(self, token_ids: Iterable[int]) -> list[str]:
         """Step each id in turn; return the chunks that were produced (None results left out)."""
-        if isinstance(token_ids, (str, bytes)):
-            raise LabkitError(f"{self.tok.name}: step_batch() takes ids, not {type(token_ids).__name__}")
         out = []
-        for token_id in token_ids:
+        for token_id in check_ids(self.tok, token_ids, "step_batch()"):
             chunk = self.step(token_id)
             if chunk is not None:
                 out.append(chunk)

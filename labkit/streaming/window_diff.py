@@ -33,6 +33,7 @@ from labkit.streaming.decode_stream import (
     check_tokenizer,
     find_safe_split,
     initial_window_start,
+    run_clean_start,
     run_sensitive_byte_ids,
 )
 
@@ -90,7 +91,7 @@ class WindowDiffDecoder:
         token_id = check_id(self.tok, token_id)
         self._ids.append(token_id)
         n = len(self._ids)
-        start = max(self._floor, n - self.k)
+        start = self._clean_start(max(self._floor, n - self.k))
         window_text = self._decode(start)
         held_before = n - 1 - self._read  # ids held back by earlier steps
         row = {"id": token_id, "window": list(self._ids[start:]), "window_text": window_text} if self.record else None
@@ -98,15 +99,20 @@ class WindowDiffDecoder:
             return self._hold(row, "window text ends in U+FFFD: wait", window_text)
         if self.fallback and held_before:
             # diff against the text where the last chunk ended, with k ids of context before it
-            ctx = max(self._floor, self._read - self.k)
+            ctx = self._clean_start(max(self._floor, self._read - self.k))
             base, text = self._decode(ctx, self._read), self._decode(ctx)
             why = f"{held_before} held id(s): diff from read offset {self._read}"
+            while base == "" and ctx > self._floor:
+                # blind context here too: a word-initial space needs text before it
+                ctx = self._clean_start(max(self._floor, ctx - self.k))
+                base, text = self._decode(ctx, self._read), self._decode(ctx)
+                why += " (blind context widened)"
         else:
             base, text = self._decode(start, n - 1), window_text
             why = "diff against the window one id back"
             while self.fallback and base == "" and start > self._floor:
                 # blind context (skipped specials only): look further back for a word-initial space
-                start = max(self._floor, start - self.k)
+                start = self._clean_start(max(self._floor, start - self.k))
                 base, text = self._decode(start, n - 1), self._decode(start)
                 why = "blind window: widened"
         if row is not None:
@@ -130,7 +136,7 @@ class WindowDiffDecoder:
 
     def _settle(self) -> str | None:
         # a long held tail (U+FFFD really in the text, or silent ids): emit what cannot change
-        ctx = max(self._floor, self._read - self.k)
+        ctx = self._clean_start(max(self._floor, self._read - self.k))
         base, text = self._decode(ctx, self._read), self._decode(ctx)
         if text == base and not (self._byte_ids and self._run_open(len(self._ids))):
             del self._ids[self._read:]  # silent ids (skipped specials) add nothing even in context
@@ -149,6 +155,16 @@ class WindowDiffDecoder:
         b, head = found
         self._read = self._floor = ctx + b  # decoding restarts cleanly here
         return head[len(base):] or None
+
+    def _clean_start(self, lo: int) -> int:
+        """Move a window start back out of a <0xNN> run (see run_clean_start)."""
+        if not self.fallback or not self._byte_ids:
+            return lo
+        return run_clean_start(self._ids, lo, self._floor, self._byte_ids, self._is_silent)
+
+    def _is_silent(self, token_id: int) -> bool:
+        # a skipped special token vanishes before the decoder runs
+        return self.skip_special_tokens and self.tok.decode([token_id], skip_special_tokens=True) == ""
 
     def _run_open(self, end: int) -> bool:
         # does a <0xNN> byte piece come last before ``end`` (skipping silent ids)?
@@ -169,7 +185,7 @@ class WindowDiffDecoder:
         n = len(self._ids)
         if self._read == n:
             return None
-        ctx = max(self._floor, self._read - self.k)
+        ctx = self._clean_start(max(self._floor, self._read - self.k))
         new_text = self._decode(ctx)[len(self._decode(ctx, self._read)):]
         self._read = n
         return new_text or None
