@@ -10,6 +10,8 @@ Introduced in notebook ``00_tour``; the readers in ``11_factory_formats_hub``.
 from __future__ import annotations
 
 import dataclasses
+import operator
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -232,6 +234,8 @@ class Tokenizer:
         """Text -> Encoding. ``parse_special`` matches special-token spellings as single ids."""
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
+        if not text.isascii():
+            _refuse_surrogates(self.name, text)
         if not _metrics.ENABLED:
             return self._encode(text, bool(add_special_tokens), bool(parse_special))
         started = time.perf_counter()
@@ -241,9 +245,14 @@ class Tokenizer:
 
     def encode_batch(self, texts: Iterable[str], **kwargs) -> list[Encoding]:
         """Encode each text; same keyword arguments as :meth:`encode`."""
-        if isinstance(texts, str):
-            raise LabkitError(f"{self.name}: encode_batch() takes a list of str, got one str")
-        return [self.encode(t, **kwargs) for t in texts]
+        if isinstance(texts, (str, bytes, bytearray)) or not isinstance(texts, Iterable):
+            raise LabkitError(f"{self.name}: encode_batch() takes a list of str, got {type(texts).__name__}")
+        out = []
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise LabkitError(f"{self.name}: encode_batch() item {index} is {type(text).__name__}, not str")
+            out.append(self.encode(text, **kwargs))
+        return out
 
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
         """Ids -> text; invalid UTF-8 becomes U+FFFD. Unknown ids raise LabkitError."""
@@ -264,6 +273,9 @@ class Tokenizer:
         return self.vocab.specials
 
     def token_to_id(self, token: str) -> int | None:
+        """The id of a token spelling (the model's own spelling), None if it is not in the vocab."""
+        if not isinstance(token, str):
+            raise LabkitError(f"{self.name}: token_to_id() takes a token spelling (str), got {type(token).__name__}")
         if self._token_to_id is None:
             table: dict[str, int] = {}
             for i, t in enumerate(self.vocab.tokens):
@@ -274,8 +286,8 @@ class Tokenizer:
         return self._token_to_id.get(token)
 
     def id_to_token(self, index: int) -> str:
-        (index,) = self._check_ids([index])
-        return self.vocab.tokens[index]
+        """The spelling of one id; an id outside the vocab raises LabkitError."""
+        return self.vocab.tokens[self._check_id(index)]
 
     def is_special_id(self, index: int) -> bool:
         """True for control/special ids (what skip_special_tokens removes)."""
@@ -308,15 +320,48 @@ class Tokenizer:
         return f"<labkit.Tokenizer {self.name} model={self.vocab.model} engine={self.engine} vocab_size={self.vocab_size}>"
 
     # -- helpers for engines -------------------------------------------------
+    def _check_id(self, index, where: str = "") -> int:
+        """One id as a plain int inside the vocab, else LabkitError naming it (and ``where``)."""
+        if type(index) is not int:
+            if isinstance(index, bool):
+                raise LabkitError(f"{self.name}: id {index!r}{where} is a bool, not an int")
+            try:
+                index = operator.index(index)  # int subclasses and numpy integers; never floats or str
+            except TypeError:
+                raise LabkitError(
+                    f"{self.name}: id{where} must be an int, got {type(index).__name__} {_short(index)}"
+                ) from None
+        if not 0 <= index < len(self.vocab.tokens):
+            raise LabkitError(f"{self.name}: unknown id {index}{where} (vocab size {len(self.vocab.tokens)})")
+        return index
+
     def _check_ids(self, ids: Sequence[int]) -> list[int]:
-        try:
-            out = [int(i) for i in ids]
-        except (TypeError, ValueError) as exc:
-            raise LabkitError(f"{self.name}: ids must be integers ({exc})") from None
-        n = self.vocab_size
-        for pos, i in enumerate(out):
-            if isinstance(ids, (list, tuple)) and isinstance(ids[pos], bool):
-                raise LabkitError(f"{self.name}: id at position {pos} is a bool, not an int")
-            if not 0 <= i < n:
-                raise LabkitError(f"{self.name}: unknown id {i} at position {pos} (vocab size {n})")
+        """A list of ids as plain ints inside the vocab, else LabkitError naming the bad one."""
+        if ids is None or isinstance(ids, (str, bytes, bytearray, dict)) or not isinstance(ids, Iterable):
+            raise LabkitError(f"{self.name}: ids must be a list of ints, got {type(ids).__name__} {_short(ids)}")
+        n = len(self.vocab.tokens)
+        out = []
+        for pos, i in enumerate(ids):
+            if type(i) is not int or not 0 <= i < n:
+                i = self._check_id(i, f" at position {pos}")
+            out.append(i)
         return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_surrogates(name: str, text: str) -> None:
+    """Lone surrogates have no UTF-8 form: every engine refuses them the same way."""
+    found = _SURROGATE.search(text)
+    if found is not None:
+        raise LabkitError(
+            f"{name}: text holds a lone surrogate U+{ord(found.group()):04X} at char {found.start()}, "
+            "which is not valid Unicode (no UTF-8 form)"
+        )
+
+
+def _short(value) -> str:
+    """A value's repr cut to a readable length, for error messages."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from labkit.core import MODELS, EngineUnavailable, LabkitError, Tokenizer, VocabData
+from labkit.core import MODELS, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.paths import BUNDLED, MODEL_ALIASES, bundled_path
 
 # engine name -> "module:function"; each function takes a VocabData and returns a Tokenizer,
@@ -54,6 +54,17 @@ def _builder(spec: str):
 
 def build_engine(vocab: VocabData, engine: str) -> Tokenizer:
     """Build one named engine over ``vocab``; EngineUnavailable says which engines can."""
+    try:
+        return _build_engine(vocab, engine)
+    except LabkitError as exc:
+        if vocab.name in str(exc):
+            raise
+        # an error deep in an algorithm (a corrupt charsmap, say) still names the file
+        kind = type(exc) if type(exc) in (LabkitError, FormatError, EngineUnavailable) else LabkitError
+        raise kind(f"{vocab.name}: {exc}") from None
+
+
+def _build_engine(vocab: VocabData, engine: str) -> Tokenizer:
     if engine == "labkit":
         if vocab.model not in LABKIT_ENGINES:
             raise EngineUnavailable(f"{vocab.name}: labkit has no engine for model {vocab.model!r}")
@@ -71,15 +82,19 @@ def engines_for(vocab: VocabData) -> list[str]:
             continue
         try:
             build_engine(vocab, name)
-        except EngineUnavailable:
+        except LabkitError:  # unavailable, or this engine finds the file unusable
             continue
         out.append(name)
     return out
 
 
+# endings that make a load() argument a path rather than a name
+_FILE_SUFFIXES = (".gguf", ".json", ".model", ".tiktoken", ".txt", ".jinja")
+
+
 def resolve_source(source) -> Path:
     """A path, bundled name, OpenAI model name or Hub id -> a local file or folder."""
-    if isinstance(source, Path) or (isinstance(source, str) and os.path.exists(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and os.path.exists(source)):
         path = Path(source)
         if not path.exists():
             raise LabkitError(f"{path}: no such file or folder")
@@ -88,10 +103,13 @@ def resolve_source(source) -> Path:
         raise LabkitError(f"load() takes a path or a name, got {source!r}")
     if source in BUNDLED or source in MODEL_ALIASES:
         return bundled_path(source)
-    if source.count("/") == 1 and not source.startswith((".", "/")) and not source.endswith("/"):
+    if source.count("/") == 1 and not source.startswith((".", "/", "~")) and not source.endswith("/"):
         from labkit.formats.hub import download_tokenizer_files
 
         return download_tokenizer_files(source)
+    if source.startswith((".", "/", "~")) or os.sep in source or Path(source).suffix in _FILE_SUFFIXES:
+        # it is spelled like a path: say that the path is missing rather than list bundled names
+        raise LabkitError(f"{source}: no such file or folder (cwd {os.getcwd()})")
     raise LabkitError(
         f"{source!r} is neither a file, a bundled name ({', '.join(sorted(BUNDLED))}), "
         f"an OpenAI model name, nor a Hub id 'org/model'"

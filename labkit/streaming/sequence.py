@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from labkit.core import LabkitError, Tokenizer
-from labkit.streaming.decode_stream import DecodeStream, check_id, check_tokenizer
+from labkit.streaming.decode_stream import DecodeStream, check_id, check_ids, check_tokenizer
 
 
 class Sequence:
@@ -63,7 +63,7 @@ class Sequence:
 
     def append_tokens(self, token_ids: Iterable[int]) -> str:
         """Append several ids; return the text they add together."""
-        return "".join(self.append_token(i) for i in token_ids)
+        return "".join([self.append_token(i) for i in check_ids(self.tok, token_ids, "append_tokens()")])
 
     def text(self) -> str:
         """The text of all ids, exactly ``tok.decode(token_ids)`` (held bytes show as U+FFFD)."""
