@@ -234,6 +234,33 @@ def shared_memos(tok: Tokenizer, skip_special_tokens: bool) -> tuple[dict, dict]
     return per_tok.setdefault(bool(skip_special_tokens), ({}, {}))
 
 
+def run_clean_start(ids: Sequence[int], lo: int, floor: int, byte_ids, is_silent) -> int:
+    """Move a window start ``lo`` back (not past ``floor``) until it cuts no ``<0xNN>`` run.
+
+    A decoder that renders a byte run all or nothing turns a run whose first bytes were cut
+    off, and everything after them, into U+FFFD. Silent ids (skipped special tokens) vanish
+    before the decoder runs, so they do not end a run: ``<0xC3> </s> <0xA9>`` is one run.
+
+    Example: ``run_clean_start([5, 200, 201, 202], 2, 0, {200, 201, 202}, lambda i: False)`` -> ``1``
+    """
+    if not byte_ids:
+        return lo
+    n = len(ids)
+    while lo > floor:
+        after = lo
+        while after < n and is_silent(ids[after]):
+            after += 1
+        if after < n and ids[after] not in byte_ids:
+            return lo  # the window opens on ordinary text
+        before = lo - 1
+        while before >= floor and is_silent(ids[before]):
+            before -= 1
+        if before < floor or ids[before] not in byte_ids:
+            return lo  # no run reaches across the start
+        lo = before
+    return lo
+
+
 def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset: int = INITIAL_OFFSET) -> int:
     """Where a stream's first window starts in the prompt: ``offset`` ids back, further if blind.
 
@@ -243,9 +270,7 @@ def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset
 
     Example: ``initial_window_start(list(range(12)), tok.decode)`` -> ``7``
     """
-    start = max(0, len(prompt) - offset)
-    while start > 0 and prompt[start] in byte_ids and prompt[start - 1] in byte_ids:
-        start -= 1
+    start = run_clean_start(prompt, max(0, len(prompt) - offset), 0, byte_ids, lambda i: decode([i]) == "")
     while start > 0 and decode(prompt[start:]) == "":
         start = max(0, start - offset)
     return start
