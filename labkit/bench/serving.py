@@ -112,7 +112,7 @@ def streaming(toks, quick, bar):
         ids = tok.encode(text).ids[: 20_000 if quick else 100_000]
 
         def stream():
-            s = DecodeStream(tok)
+            s = DecodeStream(tok, skip_special_tokens=True)  # the stop decoder's default
             for i in ids:
                 s.step(i)
             s.flush()
@@ -121,13 +121,14 @@ def streaming(toks, quick, bar):
         config = StopSequenceConfig(stop_sequences=tuple(stops))
 
         def stopped():
-            d = StopSequenceDecoder(tok, config)
+            d = StopSequenceDecoder(tok, config, skip_special_tokens=True)
             for i in ids:
                 d.process_token(i)
             d.flush()
 
-        plain = median_seconds(stream, repeat=1 if not quick else 1)
-        with_stops = median_seconds(stopped, repeat=1)
+        stream(), stopped()  # both start with the shared memos filled, as a server would
+        plain = median_seconds(stream, repeat=3)
+        with_stops = median_seconds(stopped, repeat=3)
         rows.append({"group": "stream", "engine": engine, "tokens": len(ids),
                      "stream_tokens_per_s": len(ids) / plain,
                      "stop100_tokens_per_s": len(ids) / with_stops,
@@ -224,6 +225,30 @@ def naive_vs_heap(quick, bar):
     return rows, "ms"
 
 
+# per group: the column compared, and whether more is better; ratios are against the hf engine
+_RATIO_OF = {"batch": ("single_ops", True), "threads": ("1t_ops", True), "decode": ("tokens_per_s", True),
+             "stream": ("stream_tokens_per_s", True), "latency": ("p50_ms", False), "memory": ("rss_mb", False)}
+
+
+def add_ratios(group: str, rows: list[dict], reference: str = "hf") -> list[dict]:
+    """Add each engine's ratio to the reference engine: ``x_hf`` > 1 means better than hf."""
+    if group == "encode":
+        for row in rows:
+            if reference in row and "labkit" in row:
+                row["labkit_x_" + reference] = row["labkit"] / row[reference]
+    elif group == "scaling":
+        for row in rows:
+            if f"{reference}_ms" in row and "labkit_ms" in row:
+                row["labkit_x_" + reference] = row[f"{reference}_ms"] / row["labkit_ms"]
+    elif group in _RATIO_OF:
+        column, more_is_better = _RATIO_OF[group]
+        base = next((r[column] for r in rows if r.get("engine") == reference), None)
+        for row in rows:
+            if base and row.get(column):
+                row["x_" + reference] = row[column] / base if more_is_better else base / row[column]
+    return rows
+
+
 GROUPS = ("encode", "batch", "threads", "decode", "stream", "latency", "memory", "scaling", "naive_vs_heap")
 
 
@@ -259,6 +284,7 @@ def run(name: str = "qwen2", quick: bool = False, groups=GROUPS, progress: bool 
                 out[group] = input_scaling(toks, quick, bar)[0]
             elif group == "naive_vs_heap":
                 out[group] = naive_vs_heap(quick, bar)[0]
+            add_ratios(group, out[group])
     return out
 
 
