@@ -20,6 +20,8 @@ import math
 import random
 import signal
 import struct
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -451,3 +453,64 @@ def test_fuzz_shipped_files_lightly(tmp_path):
         target = tmp_path / Path(relative).name
         cases = list(byte_cases(data, count, SEED + 401, header_bias=4096))[-count:]
         run_engine_cases(relative, target, target, cases, seed=SEED + 401)
+
+
+# ----------------------------------------------------------------------------- crafted cases
+
+
+def _with_added(kv: dict, *extra: tuple[str, int]) -> dict:
+    """``kv`` with tokens appended (spelling, GGUF token type) after the last id."""
+    new = dict(kv)
+    new["tokenizer.ggml.tokens"] = list(kv["tokenizer.ggml.tokens"]) + [content for content, _ in extra]
+    new["tokenizer.ggml.token_type"] = list(kv["tokenizer.ggml.token_type"]) + [ttype for _, ttype in extra]
+    if "tokenizer.ggml.scores" in kv:
+        new["tokenizer.ggml.scores"] = list(kv["tokenizer.ggml.scores"]) + [0.0] * len(extra)
+    return new
+
+
+def crafted_engine_cases():
+    """(label, file name, bytes): combinations random mutation rarely makes (an empty added
+    token made tiktoken's encoder loop forever inside Rust, where no signal reaches it)."""
+    for name in ("gpt-2", "llama-spm"):
+        kv = mini_kv(name)
+        normal = kv["tokenizer.ggml.tokens"][-1]
+        for label, extra in [
+            ("empty control token", [("", 3)]), ("empty user-defined token", [("", 4)]),
+            ("space control token", [(" ", 3)]), ("newline user-defined token", [("\n", 4)]),
+            ("regex metacharacters", [("(.*)+[", 3)]), ("control token spelled like a normal one", [(normal, 3)]),
+            ("10k-char control token", [("<" + "x" * 10_000 + ">", 3)]), ("one added token a prefix of another", [("<|a", 4), ("<|a|>", 3)]),
+            ("the same added token twice", [("<|b|>", 3), ("<|b|>", 3)]), ("lone byte spellings", [("<0x80>", 6), ("\u0100", 4)]),
+        ]:
+            yield f"{name} {label}", "crafted.gguf", encode_gguf(_with_added(kv, *extra))
+        yield f"{name} BOS is a byte token, added", "crafted.gguf", encode_gguf(
+            dict(kv, **{"tokenizer.ggml.bos_token_id": 3 + 0x41, "tokenizer.ggml.add_bos_token": True}))
+        yield f"{name} every id special", "crafted.gguf", encode_gguf(
+            dict(kv, **{"tokenizer.ggml.token_type": [3] * len(kv["tokenizer.ggml.tokens"])}))
+    vocab = read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))
+    for label, tokens, types in [
+        ("user-defined piece", [*vocab.tokens[:-1], "<|x|>"], [*vocab.token_types[:-1], 4]),
+        ("user-defined piece inside words", [*vocab.tokens[:-1], "ee"], [*vocab.token_types[:-1], 4]),
+        ("control piece", [*vocab.tokens[:-1], "<ctl>"], [*vocab.token_types[:-1], 3]),
+    ]:
+        changed = dataclasses.replace(vocab, tokens=tokens, token_types=types or vocab.token_types,
+                                      normalizer=dict(vocab.normalizer, charsmap=TINY_CHARSMAP))
+        yield f"unigram {label}", "crafted.model", write_model_proto(changed)
+
+
+def _run_crafted_cases(folder: str) -> None:
+    """Child-process entry: every crafted case through every engine (asserts like the others)."""
+    for label, filename, content in crafted_engine_cases():
+        target = Path(folder) / filename
+        run_engine_cases(label, target, target, [(label, content)], seed=SEED + 501)
+
+
+def test_crafted_cases_in_a_child_process(tmp_path):
+    """A loop inside Rust or C++ ignores signals, so these run in a child with a wall-clock limit."""
+    code = f"import test_fuzz_engines as t; t._run_crafted_cases({str(tmp_path)!r})"
+    try:
+        done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent, capture_output=True,
+                              text=True, timeout=240)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a crafted case did not finish in 240 s (a loop inside a library?)")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("'served'") >= 20, done.stdout[-2000:]

@@ -43,8 +43,8 @@ class TiktokenTokenizer(Tokenizer):
         super().__init__(vocab, backend=backend)
         self._nfc = nfc
         self._id_bytes = id_bytes
-        self._special = frozenset(a.content for a in vocab.added_tokens if a.special)
-        self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special)
+        self._special = frozenset(a.content for a in vocab.added_tokens if a.special and a.content)
+        self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special and a.content)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         try:
@@ -155,7 +155,8 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
             f"{vocab.name}: pre-tokenizer {spec.name!r} is {len(spec.regexes)} regexes in sequence; tiktoken takes one"
         )
     ranks = _ranks_from_vocab(vocab)
-    specials = {a.content: a.id for a in vocab.added_tokens}
+    # an empty added token matches nowhere, and tiktoken's encoder loops forever on one
+    specials = {a.content: a.id for a in vocab.added_tokens if a.content}
     try:
         backend = tiktoken.Encoding(
             name=vocab.name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials,
