@@ -11,7 +11,7 @@ import pytest
 import labkit
 from labkit.bench.harness import corpus_lines
 from labkit.bench.workloads import WORKLOADS, chatml, make_workload
-from labkit.cache.boundaries import SafeBoundaries, _find_safe_added_tokens, _overlaps
+from labkit.cache.boundaries import SafeBoundaries, _find_safe_added_tokens, _overlaps, _overlaps_itself
 from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
 from labkit.cache.lru import LruStore
 from labkit.core import AddedToken
@@ -128,10 +128,19 @@ def test_safe_boundaries_of_qwen2_are_its_chat_tokens():
     assert {"<|im_start|>", "<|im_end|>", "<|endoftext|>"} <= safe
 
 
+@pytest.mark.parametrize("name,engine", [("qwen2", "hf"), ("llama-spm", "hf"), ("bert-bge", "hf"), ("cl100k_base", "tiktoken")])
+def test_fast_cut_points_equal_the_splitters(name, engine):
+    tok = load(name, engine)
+    bounds = SafeBoundaries(tok)
+    for text in chat_prompts(tok, 300, seed=11) + ["<|im_end|><|im_end|>", "<s></s><s>", "[CLS][SEP]x[SEP]"]:
+        assert bounds.cut_points(text) == bounds.cut_points_by_splitting(text), text
+
+
 def test_overlapping_spellings_are_not_safe():
     assert _overlaps("<|im_end|>", "<|im_end|>x")
     assert _overlaps("ab]", "]cd")
     assert not _overlaps("<|a|>", "<|b|>")
+    assert _overlaps_itself("aba") and not _overlaps_itself("<|im_end|>")
 
 
 def test_cut_points_only_after_safe_specials_and_not_when_specials_are_text():

@@ -31,6 +31,11 @@ def _overlaps(a: str, b: str) -> bool:
     return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
 
 
+def _overlaps_itself(spelling: str) -> bool:
+    """True if two occurrences of the spelling can overlap ("aba" in "ababa")."""
+    return any(spelling.endswith(spelling[:k]) for k in range(1, len(spelling)))
+
+
 # probing costs a few hundred encodes; done once per tokenizer object
 _SAFE_BY_TOKENIZER: "weakref.WeakKeyDictionary[Tokenizer, list[AddedToken]]" = weakref.WeakKeyDictionary()
 
@@ -59,6 +64,7 @@ def _find_safe_added_tokens(tok: Tokenizer) -> list[AddedToken]:
     by_flags = [
         a for a in candidates
         if not any(other != a.content and _overlaps(a.content, other) for other in spellings)
+        and not _overlaps_itself(a.content)
     ]
     return [a for a in by_flags if _cuts_cleanly(tok, a)]
 
@@ -82,12 +88,32 @@ class SafeBoundaries:
     def __init__(self, tok: Tokenizer):
         self.tokens = safe_added_tokens(tok)
         self.ids = frozenset(a.id for a in self.tokens)
+        self._spellings = sorted({a.content for a in self.tokens})
         # split with every added token so an unsafe one is never mistaken for a safe one
         all_added = list(getattr(getattr(tok, "vocab", None), "added_tokens", []) or [])
         self._splitter = AddedTokenSplitter(all_added)
 
     def cut_points(self, text: str, parse_special: bool = True) -> list[int]:
-        """Offsets just after each safe special token in ``text`` (none when specials are text)."""
+        """Offsets just after each safe special token in ``text`` (none when specials are text).
+
+        A safe spelling overlaps no other added token's spelling nor itself, so each of its
+        occurrences is a match the added-token splitter would make too: ``str.find`` finds
+        them at C speed (``cut_points_by_splitting`` is the slow reference).
+        """
+        if not parse_special or not self.ids:
+            return []
+        ends = []
+        for spelling in self._spellings:
+            width = len(spelling)
+            start = text.find(spelling)
+            while start != -1:
+                ends.append(start + width)
+                start = text.find(spelling, start + width)
+        ends.sort()
+        return ends
+
+    def cut_points_by_splitting(self, text: str, parse_special: bool = True) -> list[int]:
+        """The same cut points, found by running the full added-token splitter."""
         if not parse_special or not self.ids:
             return []
         return [end for _, end, token_id in self._splitter.split(text, True) if token_id in self.ids]
