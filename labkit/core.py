@@ -291,7 +291,12 @@ class Tokenizer:
 
     def is_special_id(self, index: int) -> bool:
         """True for control/special ids (what skip_special_tokens removes)."""
-        return self.vocab.token_types[index] == TOKEN_CONTROL or index in self._special_ids()
+        if type(index) is int and index >= 0:
+            try:
+                return self.vocab.token_types[index] == TOKEN_CONTROL or index in self._special_ids()
+            except IndexError:
+                pass
+        return self.is_special_id(self._check_id(index))  # raises LabkitError for what is not an id
 
     def _special_ids(self) -> frozenset[int]:
         cached = getattr(self, "_special_id_set", None)

@@ -111,6 +111,9 @@ def _check_encoding(rec: Recorder, label: str, enc, text: str, vocab_size: int) 
     bad = [i for i in enc.ids if type(i) is not int or not 0 <= i < vocab_size]
     if bad:
         rec.escapes.append(f"{label}: ids outside the vocab (size {vocab_size}): {bad[:5]}")
+    spans = [o for o in enc.offsets if not (len(o) == 2 and 0 <= o[0] <= o[1] <= len(text))]
+    if spans:
+        rec.escapes.append(f"{label}: offsets outside the text ({len(text)} chars): {spans[:3]}")
 
 
 def exercise(tok, rec: Recorder, rng: random.Random, label: str) -> None:

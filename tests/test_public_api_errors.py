@@ -435,3 +435,51 @@ def test_cached_tokenizer_bad_input_loses_nothing():
     assert cached.encode(prompt).ids == first == tok.encode(prompt).ids
     assert cached.decode(first) == prompt
     assert cached.token_to_id("\x00never\x00") is None
+
+
+# ----------------------------------------------------------------------------- files that are not files
+
+
+def test_load_refuses_pipes_and_devices(tmp_path):
+    import os
+
+    pipe = tmp_path / "pipe.gguf"
+    os.mkfifo(pipe)  # reading it would block forever
+    message = raises(labkit.load, pipe)
+    assert str(pipe) in message and "not a regular file" in message, message
+    endless = tmp_path / "zero.gguf"
+    endless.symlink_to("/dev/zero")  # reading it would never end
+    assert "not a regular file" in raises(labkit.load, endless)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(bundled_path("minilm").joinpath("tokenizer.json").read_bytes())
+    os.mkfifo(folder / "tokenizer_config.json")  # a side file that is a pipe is not read
+    assert labkit.load(folder).encode("Hello world").ids == tok_for("minilm", "labkit").encode("Hello world").ids
+
+
+@pytest.mark.parametrize("name,engine", [("gpt2", "tiktoken"), ("llama-spm", "sentencepiece"), ("minilm", "hf")])
+def test_is_special_id_refuses_bad_ids(name, engine):
+    tok = tok_for(name, engine)
+    for bad in (-1, tok.vocab_size, 2**70):
+        assert str(bad) in raises(tok.is_special_id, bad)
+    assert "bool" in raises(tok.is_special_id, True)
+    assert "float" in raises(tok.is_special_id, 1.0)
+
+
+def test_a_corrupt_charsmap_names_the_file_and_the_engines_that_still_serve(tmp_path):
+    import dataclasses
+    import struct
+
+    from labkit.formats.spm_model import read_spm_model, write_model_proto
+
+    units = [0] * 1024
+    units[0] = 1 << 10  # the root's children live at 1 ^ label
+    units[1 ^ 0x61] = ((1 ^ 0x61 ^ 1) << 10) | 0x61  # 'a' leads back to the root's block: a cycle
+    blob = struct.pack("<I", 4 * len(units)) + struct.pack(f"<{len(units)}I", *units) + b"a\0"
+    vocab = read_spm_model(bundled_path("botchan-unigram"))
+    path = tmp_path / "cyclic.model"
+    path.write_bytes(write_model_proto(dataclasses.replace(vocab, normalizer=dict(vocab.normalizer, charsmap=blob))))
+    message = raises(labkit.load, path, engine="labkit")
+    assert "cyclic.model" in message and "charsmap" in message, message
+    message = raises(labkit.load, path, engine="tiktoken")
+    assert message.endswith("engines that can: hf, sentencepiece"), message  # labkit's refusal is not a crash

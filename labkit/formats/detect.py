@@ -147,6 +147,9 @@ def _as_path(path) -> Path:
         raise FormatError(f"expected a file or folder path, got {path!r}")
     if not out.exists():
         raise FormatError(f"{out}: no such file or folder")
+    if not out.is_dir() and not out.is_file():
+        # reading a pipe or a device (/dev/zero) would block or never end
+        raise FormatError(f"{out}: not a regular file or folder (a pipe, device or socket)")
     return out
 
 
