@@ -160,6 +160,29 @@ def exercise(tok, rec: Recorder, rng: random.Random, label: str) -> None:
     for bad in (-1, size, HUGE_ID):
         rec.must_raise(f"{label} decode([{bad}])", tok.decode, [bad])
         rec.must_raise(f"{label} id_to_token({bad})", tok.id_to_token, bad)
+    rec.call(f"{label} apply_chat_template", tok.apply_chat_template, [{"role": "user", "content": "hi"}],
+             add_generation_prompt=True)
+    if seen_ids:
+        stream_ids = seen_ids[:24]
+        stream = rec.call(f"{label} DecodeStream", labkit.DecodeStream, tok)
+        if stream is not None:
+            for token_id in stream_ids:
+                rec.call(f"{label} DecodeStream.step({token_id})", stream.step, token_id)
+            rec.call(f"{label} DecodeStream.flush", stream.flush)
+        config = labkit.StopSequenceConfig(stop_sequences=["e", "\n\n"])
+        stop = rec.call(f"{label} StopSequenceDecoder", labkit.StopSequenceDecoder, tok, config)
+        if stop is not None:
+            rec.call(f"{label} StopSequenceDecoder.process_tokens", stop.process_tokens, stream_ids)
+            rec.call(f"{label} StopSequenceDecoder.flush", stop.flush)
+    cache = labkit.CacheConfig(enable_l0=True, enable_l1=True)
+    # building a cache fingerprints the vocab and probes its boundaries: a third of the cases suffice
+    cached = rec.call(f"{label} CachedTokenizer", labkit.CachedTokenizer, tok, cache) if rng.random() < 0.35 else None
+    if cached is not None:
+        for text in (texts[-1], texts[-1] + " more", TEXTS[6]):
+            want = rec.call(f"{label} encode({text[:20]!r})", tok.encode, text)
+            got = rec.call(f"{label} CachedTokenizer.encode({text[:20]!r})", cached.encode, text)
+            if want is not None and got is not None and got.ids != want.ids:
+                rec.escapes.append(f"{label}: CachedTokenizer.encode({text[:30]!r}) gives {got.ids[:8]}..., the engine {want.ids[:8]}...")
     got = rec.call(f"{label} token_to_id(unknown)", tok.token_to_id, "\x00never a token\x00")
     if got is not None and not (type(got) is int and 0 <= got < size):
         rec.escapes.append(f"{label}: token_to_id(unknown) -> {got!r}")
