@@ -56,6 +56,7 @@ TEXTS = [
     "<0x41>▁##ing\u2581\u2581",
     "Ａ１ ﬁne ①  ｶﾞ e\u0301 x\u00a0y",  # the tiny charsmap's keys (and NFKC's)
     "\ud800 lone",
+    "\x00\ufeff\u200b\ufffe0\ufffe\U0010ffff\x7f",  # NUL, BOM, zero width, noncharacters, DEL
 ]
 HUGE_ID = 2**70
 
