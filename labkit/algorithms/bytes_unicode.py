@@ -169,6 +169,20 @@ def byte_fallback_piece(value: int) -> str:
     return f"<0x{value:02X}>"
 
 
+def parse_byte_piece(piece: str) -> int | None:
+    """The byte a ``<0xNN>`` piece stands for, else None (the inverse of :func:`byte_fallback_piece`).
+
+    Example: ``parse_byte_piece('<0xE2>')`` -> ``226``; ``parse_byte_piece('▁a')`` -> ``None``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+        try:
+            return int(piece[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
 def moved_bytes() -> list[int]:
     """The 68 byte values that the GPT-2 map moves to U+0100 and up, in order.
 

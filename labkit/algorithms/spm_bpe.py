@@ -30,6 +30,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_NORMAL,
@@ -46,16 +47,6 @@ MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
 def byte_piece(value: int) -> str:
     """The spelling of a byte-fallback piece. Example: ``byte_piece(0x0A)`` -> ``'<0x0A>'``"""
     return f"<0x{value:02X}>"
-
-
-def parse_byte_piece(piece: str) -> int | None:
-    """The byte a ``<0xNN>`` piece stands for, else None. Example: ``parse_byte_piece('<0xE2>')`` -> ``226``"""
-    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-        try:
-            return int(piece[3:5], 16)
-        except ValueError:
-            return None
-    return None
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,8 @@ The pipeline for one stretch of ordinary text (added tokens are split off by the
    with a word cache: the result of a word never depends on its neighbours.
 3. Map normalised offsets back to the text's characters.
 
-Decoding follows the file's reference: GGUF and tokenizer.json decode like ``tokenizers``
-(``<unk>`` spelled out, a run of byte pieces that is not valid UTF-8 gives one U+FFFD per
-byte), a SentencePiece ``.model`` like ``sentencepiece`` (``<unk>`` reads `` ⁇ ``, each
-malformed byte one U+FFFD). Both strip the one space the dummy prefix added.
+Decoding follows the file's reference (:mod:`labkit.algorithms.spm_decode`): GGUF and
+tokenizer.json decode like ``tokenizers``, a SentencePiece ``.model`` like ``sentencepiece``.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
 Example: ``labkit.load("llama-spm", engine="labkit").encode(" Hello").ids`` -> ``[29871, 15043]``
@@ -25,16 +23,9 @@ from __future__ import annotations
 import re
 
 from labkit.algorithms.charsmap import SpmNormalizer
-from labkit.algorithms.spm_bpe import SPACE, SpmBpeModel, chunk_rule, parse_byte_piece
-from labkit.core import (
-    MODEL_SPM_BPE,
-    TOKEN_BYTE,
-    TOKEN_CONTROL,
-    TOKEN_UNKNOWN,
-    EngineUnavailable,
-    LabkitError,
-    VocabData,
-)
+from labkit.algorithms.spm_bpe import SPACE, SpmBpeModel, chunk_rule
+from labkit.algorithms.spm_decode import SpmDecoder
+from labkit.core import MODEL_SPM_BPE, EngineUnavailable, LabkitError, VocabData
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
 _CACHE_LIMIT = 200_000  # words kept before the cache is emptied and refilled
@@ -42,7 +33,6 @@ _CHUNKS = {
     "prefix": re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+"),
     "suffix": re.compile(f"[^{SPACE}]+{SPACE}*|{SPACE}+"),
 }
-DECODE_STYLES = ("hf", "sentencepiece")
 
 
 class SpmBpeTokenizer(LabkitTokenizer):
@@ -68,14 +58,14 @@ class SpmBpeTokenizer(LabkitTokenizer):
         rule = chunk_rule(vocab.tokens, vocab.token_types)
         self._chunk_re = _CHUNKS.get(rule) if norm.get("escape_whitespaces", True) else None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
-        if decode_style is None:
-            decode_style = "sentencepiece" if vocab.format == "spm_model" else "hf"
-        if decode_style not in DECODE_STYLES:
-            raise LabkitError(f"{vocab.name}: decode_style must be one of {DECODE_STYLES}, got {decode_style!r}")
-        self.decode_style = decode_style
-        self._unk_surface = vocab.options.get("unk_surface") or " \u2047 "
-        self._remove_extra_ws = bool(settings["remove_extra_whitespaces"])
-        self._byte_values = {i: parse_byte_piece(t) for i, t in enumerate(vocab.tokens) if vocab.token_types[i] == TOKEN_BYTE}
+        self.decoder = SpmDecoder(
+            vocab,
+            style=decode_style,
+            add_dummy_prefix=self.add_dummy_prefix,
+            remove_extra_whitespaces=settings["remove_extra_whitespaces"],
+            treat_whitespace_as_suffix=self.suffix,
+        )
+        self.decode_style = self.decoder.style
 
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
@@ -151,127 +141,7 @@ class SpmBpeTokenizer(LabkitTokenizer):
 
     # -- decode -------------------------------------------------------------------
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        if self.decode_style == "hf":
-            if skip_special_tokens:
-                ids = self._drop_special(ids)
-            return self._decode_like_tokenizers(ids)
-        return self._decode_like_sentencepiece(ids, skip_special_tokens)
-
-    def _decode_like_tokenizers(self, ids: list[int]) -> str:
-        """tokenizers' chain: Replace('▁', ' '), ByteFallback, Fuse, Strip one space."""
-        tokens = self.vocab.tokens
-        parts: list[str] = []
-        pending = bytearray()
-        for i in ids:
-            token = tokens[i]
-            # tokenizers goes by the spelling: any token written <0xNN> is a byte
-            value = parse_byte_piece(token)
-            if value is not None:
-                pending.append(value)
-                continue
-            if pending:
-                parts.append(_bytes_all_or_nothing(pending))
-                pending.clear()
-            parts.append(token.replace(SPACE, " "))
-        if pending:
-            parts.append(_bytes_all_or_nothing(pending))
-        text = "".join(parts)
-        if self.add_dummy_prefix:
-            if self.suffix:
-                return text[:-1] if text.endswith(" ") else text
-            return text[1:] if text.startswith(" ") else text
-        return text
-
-    def _decode_like_sentencepiece(self, ids: list[int], skip_special_tokens: bool) -> str:
-        """sentencepiece's Decode on each run between special tokens, which are spelled out
-        (or skipped: the run still ends there, as in the sentencepiece reference engine)."""
-        out: list[str] = []
-        run: list[int] = []
-        for i in ids:
-            if self.is_special_id(i):
-                self._flush_run(run, out)
-                if not skip_special_tokens:
-                    out.append(self.vocab.tokens[i])
-            else:
-                run.append(i)
-        self._flush_run(run, out)
-        return "".join(out)
-
-    def _flush_run(self, run: list[int], out: list[str]) -> None:
-        if not run:
-            return
-        text = self._sentencepiece_decode(run)
-        # sentencepiece strips the dummy space of every run; only the start of the text loses it
-        if out and self.add_dummy_prefix and self.vocab.tokens[run[0]].startswith(SPACE):
-            text = " " + text
-        out.append(text)
-        run.clear()
-
-    def _sentencepiece_decode(self, ids: list[int]) -> str:
-        """SentencePieceProcessor.Decode: control pieces vanish, <unk> reads its surface,
-        byte runs decode one character at a time, and the first ▁ is consumed."""
-        tokens, types = self.vocab.tokens, self.vocab.token_types
-        strip_bos = self.add_dummy_prefix or self._remove_extra_ws
-        text: list[str] = []
-        pending = bytearray()
-        is_bos_ws = True
-        bos_ws_seen = False
-        produced = False  # sentencepiece asks whether the text so far is non-empty
-        for i in ids:
-            kind = types[i]
-            if kind == TOKEN_BYTE and self._byte_values.get(i) is not None:
-                pending.append(self._byte_values[i])
-                continue
-            if pending:
-                text.append(_bytes_char_by_char(pending))
-                pending.clear()
-                produced = True
-            if bos_ws_seen or produced:
-                is_bos_ws = False
-            piece = tokens[i]
-            bos_ws_seen = False
-            if kind == TOKEN_CONTROL:
-                continue
-            if kind == TOKEN_UNKNOWN:
-                text.append(self._unk_surface)
-                produced = produced or bool(self._unk_surface)
-                continue
-            if is_bos_ws and strip_bos and piece.startswith(SPACE):
-                piece = piece[1:]
-                # with remove_extra_whitespaces every leading space goes
-                bos_ws_seen = not self._remove_extra_ws
-            text.append(piece.replace(SPACE, " "))
-            produced = produced or bool(piece)
-        if pending:
-            text.append(_bytes_char_by_char(pending))
-        return "".join(text)
-
-
-def _bytes_all_or_nothing(data: bytearray) -> str:
-    """tokenizers' ByteFallback: a valid run is its text, else one U+FFFD per byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "\ufffd" * len(data)
-
-
-def _bytes_char_by_char(data: bytearray) -> str:
-    """sentencepiece: decode one character at a time; a malformed byte becomes one U+FFFD."""
-    out = []
-    pos, n = 0, len(data)
-    while pos < n:
-        lead = data[pos]
-        length = 1 if lead < 0x80 else 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 0
-        if length and pos + length <= n:
-            try:
-                out.append(data[pos : pos + length].decode("utf-8"))
-                pos += length
-                continue
-            except UnicodeDecodeError:
-                pass
-        out.append("\ufffd")
-        pos += 1
-    return "".join(out)
+        return self.decoder.decode(ids, skip_special_tokens)
 
 
 def build(vocab: VocabData) -> SpmBpeTokenizer:

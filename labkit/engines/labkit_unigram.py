@@ -5,7 +5,9 @@ pieces skipped, user-defined pieces handled inside the model, where the normalis
 them verbatim and the lattice gives them a bonus); for a GGUF vocabulary
 (``tokenizer.ggml.model == "t5"``) as llama.cpp's ``llm_tokenizer_ugm`` does (double sums,
 user-defined pieces split off before the model like other added tokens). Control tokens are
-matched in the text when ``parse_special=True``, as for every labkit engine.
+matched in the text when ``parse_special=True``, as for every labkit engine. Decoding is
+:mod:`labkit.algorithms.spm_decode`, shared with the SentencePiece BPE engine: a ``.model``
+decodes like sentencepiece, GGUF and tokenizer.json like the ``tokenizers`` chain.
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
 Example: ``labkit.load("botchan-unigram", engine="labkit").encode("What is LoRA?").tokens[:2]`` -> ``['▁What', '▁is']``
@@ -14,13 +16,12 @@ from __future__ import annotations
 
 import re
 
-from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer, decode_bytes_per_byte
+from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.algorithms.unigram import Lattice, UnigramModel
 from labkit.core import (
     MODEL_UNIGRAM,
-    TOKEN_BYTE,
-    TOKEN_CONTROL,
     TOKEN_UNKNOWN,
     TOKEN_USER_DEFINED,
     Encoding,
@@ -73,7 +74,13 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             and not n.treat_whitespace_as_suffix and n._exact_chars and self.model.word_boundary
         )
         self._needs_lookup = n.needs_lookup
-        self.unk_surface = vocab.options.get("unk_surface", " \u2047 ") if self.sentencepiece_semantics else "\u2585"
+        # a .model decodes like sentencepiece, GGUF and tokenizer.json like tokenizers
+        self.decoder = SpmDecoder(
+            vocab,
+            add_dummy_prefix=n.add_dummy_prefix,
+            remove_extra_whitespaces=n.remove_extra_whitespaces,
+            treat_whitespace_as_suffix=n.treat_whitespace_as_suffix,
+        )
 
     # -- encoding ---------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
@@ -166,44 +173,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
 
     # -- decoding ---------------------------------------------------------------
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        tokens = self.vocab.tokens
-        types = self.vocab.token_types
-        special = self._special_ids()
-        out: list[str] = []
-        pending = bytearray()
-        first = True
-
-        def flush() -> None:
-            if pending:
-                out.append(decode_bytes_per_byte(bytes(pending)))
-                pending.clear()
-
-        for i in ids:
-            kind = types[i]
-            if kind == TOKEN_BYTE:
-                pending.append(int(tokens[i][3:5], 16))
-                first = False
-                continue
-            flush()
-            if kind == TOKEN_CONTROL or i in special:
-                if not skip_special_tokens:
-                    out.append(tokens[i])
-                    first = False
-                continue
-            if kind == TOKEN_UNKNOWN:
-                out.append(self.unk_surface)
-                first = False
-                continue
-            piece = tokens[i]
-            if first and self.normalizer.add_dummy_prefix and not self.normalizer.treat_whitespace_as_suffix:
-                piece = piece[1:] if piece.startswith(SPACE_SYMBOL) else piece
-            out.append(piece.replace(SPACE_SYMBOL, " "))
-            first = False
-        flush()
-        text = "".join(out)
-        if self.normalizer.treat_whitespace_as_suffix and self.normalizer.add_dummy_prefix and text.endswith(" "):
-            text = text[:-1]
-        return text
+        return self.decoder.decode(ids, skip_special_tokens)
 
 
 def build(vocab: VocabData) -> LabkitUnigramTokenizer:

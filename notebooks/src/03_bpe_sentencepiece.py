@@ -396,13 +396,19 @@ assert affected == 0
 # text has come out. The `tokenizers` decoder chain (`Replace`, `Fuse`, `Strip`) removes
 # one space from the start. Its decoders carry no state from one token to the next, so a
 # chain cannot say "until some text has come out". Here the decoders disagree, and labkit
-# follows sentencepiece:
+# follows sentencepiece. Both of labkit's SentencePiece engines (this BPE one and the
+# Unigram one of notebook 05) decode through one module, `labkit.algorithms.spm_decode`,
+# so the botchan *Unigram* model gives the same answer:
 
 # %%
 ids = [bpe_hf.token_to_id(t) for t in ["▁", "▁", "▁a"]]
 decoded = {"hf": bpe_hf.decode(ids), "sentencepiece": bpe_sp.decode(ids), "labkit": botchan.decode(ids)}
 print(ids, {k: ascii(v) for k, v in decoded.items()})
 assert decoded == {"hf": "  a", "sentencepiece": "a", "labkit": "a"}
+uni_ids = [engine("botchan-unigram", "hf").token_to_id(t) for t in ["▁", "▁", "▁a"]]
+uni = {kind: engine("botchan-unigram", kind).decode(uni_ids) for kind in ("hf", "sentencepiece", "labkit")}
+print(uni_ids, {k: ascii(v) for k, v in uni.items()})
+assert uni == {"hf": "  a", "sentencepiece": "a", "labkit": "a"}
 
 # %% [markdown]
 # Llama-2 has `remove_extra_whitespaces` off. There sentencepiece also removes only the

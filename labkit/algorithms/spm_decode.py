@@ -1,0 +1,227 @@
+"""Pieces -> text for the SentencePiece family (score BPE and Unigram), two ways.
+
+A SentencePiece vocabulary spells a space as ``▁``, a raw byte as ``<0xNN>`` and has
+control (``<s>``), unknown (``<unk>``) and user-defined pieces. Two reference libraries turn
+ids back into text, and they differ in small ways:
+
+* ``sentencepiece`` (``SentencePieceProcessor.Decode``, the reference for a ``.model``):
+  control pieces vanish, ``<unk>`` reads as the model's ``unk_surface`` (`` ⁇ ``), a run of
+  byte pieces is decoded one character at a time (each malformed byte one U+FFFD), and the
+  ``▁`` that starts the text is consumed; with ``remove_extra_whitespaces`` every leading
+  ``▁`` goes until some text has come out (``▁ ▁ ▁a`` -> ``"a"``).
+* the ``tokenizers`` decoder chain labkit builds for these files (``Replace('▁', ' ')``,
+  ``ByteFallback``, ``Fuse``, ``Strip`` one space), the reference for GGUF and
+  tokenizer.json: pieces are read by their spelling (``<unk>`` stays ``<unk>``), a byte
+  run that is not valid UTF-8 gives one U+FFFD per byte, and one space is stripped from the
+  start (``▁ ▁ ▁a`` -> ``"  a"``).
+
+labkit's SentencePiece engines (``labkit_spm_bpe``, ``labkit_unigram``) both decode
+through :class:`SpmDecoder`. Introduced in notebook ``03_bpe_sentencepiece``.
+
+Example: ``SpmDecoder.from_vocab(vocab).decode(ids)`` (a ``.model`` vocab decodes like sentencepiece)
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from labkit.algorithms.bytes_unicode import parse_byte_piece
+from labkit.algorithms.charsmap import SPACE_SYMBOL, decode_bytes_per_byte
+from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_UNKNOWN, LabkitError, VocabData
+
+DECODE_STYLES = ("hf", "sentencepiece")
+DEFAULT_UNK_SURFACE = " \u2047 "  # sentencepiece's default: ' ⁇ '
+
+
+def default_style(vocab: VocabData) -> str:
+    """The decoding a file's own reference library does: ``"sentencepiece"`` for a ``.model``,
+    ``"hf"`` (the tokenizers chain) for GGUF and tokenizer.json.
+
+    Example: ``default_style(read_spm_model(path))`` -> ``'sentencepiece'``
+    Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+    return "sentencepiece" if vocab.format == "spm_model" else "hf"
+
+
+def bytes_all_or_nothing(data: bytes | bytearray) -> str:
+    """tokenizers' ``ByteFallback``: a valid UTF-8 run is its text, else one U+FFFD per byte.
+
+    Example: ``bytes_all_or_nothing(b"\\xe3\\x99a")`` -> ``'\\ufffd\\ufffd\\ufffd'``
+    Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "\ufffd" * len(data)
+
+
+class SpmDecoder:
+    """Decode ids of a SentencePiece vocabulary like sentencepiece or like the tokenizers chain.
+
+    ``style`` is ``"sentencepiece"`` or ``"hf"`` (default: :func:`default_style`); the three
+    whitespace flags are the model's normaliser settings; ``unk_surface`` is what
+    sentencepiece writes for ``<unk>``.
+
+    Example: ``SpmDecoder.from_vocab(labkit.load("botchan-unigram").vocab).decode([4, 4, 11])`` -> ``'a'``
+    Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+
+    def __init__(
+        self,
+        vocab: VocabData,
+        *,
+        style: str | None = None,
+        add_dummy_prefix: bool = True,
+        remove_extra_whitespaces: bool = False,
+        treat_whitespace_as_suffix: bool = False,
+        unk_surface: str | None = None,
+    ):
+        style = default_style(vocab) if style is None else style
+        if style not in DECODE_STYLES:
+            raise LabkitError(f"{vocab.name}: decode style must be one of {DECODE_STYLES}, got {style!r}")
+        self.style = style
+        self.tokens = vocab.tokens
+        self.types = vocab.token_types
+        self.add_dummy_prefix = bool(add_dummy_prefix)
+        self.remove_extra_whitespaces = bool(remove_extra_whitespaces)
+        self.treat_whitespace_as_suffix = bool(treat_whitespace_as_suffix)
+        self.unk_surface = unk_surface if unk_surface is not None else vocab.options.get("unk_surface") or DEFAULT_UNK_SURFACE
+        # what skip_special_tokens removes, and where sentencepiece-style decoding cuts runs
+        self.special_ids = frozenset(
+            [i for i, kind in enumerate(self.types) if kind == TOKEN_CONTROL]
+            + [a.id for a in vocab.added_tokens if a.special]
+        )
+        # sentencepiece goes by the piece type; tokenizers' ByteFallback (in the chain only
+        # for byte_fallback models) by the spelling
+        self.byte_by_type = {
+            i: value for i, kind in enumerate(self.types)
+            if kind == TOKEN_BYTE and (value := parse_byte_piece(self.tokens[i])) is not None
+        }
+        self.byte_by_spelling = {
+            i: value for i, token in enumerate(self.tokens) if (value := parse_byte_piece(token)) is not None
+        } if vocab.options.get("byte_fallback") else {}
+
+    @classmethod
+    def from_vocab(cls, vocab: VocabData, *, style: str | None = None) -> "SpmDecoder":
+        """The decoder a VocabData's ``normalizer`` flags describe.
+
+        Example: ``SpmDecoder.from_vocab(vocab, style="hf").decode(ids)``
+        """
+        norm = vocab.normalizer or {}
+        return cls(
+            vocab,
+            style=style,
+            add_dummy_prefix=norm.get("add_dummy_prefix", True),
+            remove_extra_whitespaces=norm.get("remove_extra_whitespaces", False),
+            treat_whitespace_as_suffix=norm.get("treat_whitespace_as_suffix", False),
+        )
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        """Ids (already checked to be in the vocab) -> text, in this decoder's style.
+
+        Example: ``decoder.decode([1, 4, 4, 11], skip_special_tokens=True)`` -> ``'a'`` (botchan-unigram)
+        """
+        if self.style == "hf":
+            if skip_special_tokens:
+                ids = [i for i in ids if i not in self.special_ids]
+            return self.like_tokenizers(ids)
+        return self.like_sentencepiece(ids, skip_special_tokens)
+
+    # -- the tokenizers chain ---------------------------------------------------
+    def like_tokenizers(self, ids: Sequence[int]) -> str:
+        """tokenizers' chain: Replace('▁', ' '), ByteFallback, Fuse, Strip one space.
+
+        Example: ``decoder.like_tokenizers([4, 4, 11])`` -> ``'  a'`` (botchan-unigram)
+        """
+        tokens, byte_values = self.tokens, self.byte_by_spelling
+        parts: list[str] = []
+        pending = bytearray()
+        for i in ids:
+            value = byte_values.get(i)
+            if value is not None:
+                pending.append(value)
+                continue
+            if pending:
+                parts.append(bytes_all_or_nothing(pending))
+                pending.clear()
+            parts.append(tokens[i].replace(SPACE_SYMBOL, " "))
+        if pending:
+            parts.append(bytes_all_or_nothing(pending))
+        text = "".join(parts)
+        if self.add_dummy_prefix:
+            if self.treat_whitespace_as_suffix:
+                return text[:-1] if text.endswith(" ") else text
+            return text[1:] if text.startswith(" ") else text
+        return text
+
+    # -- sentencepiece ----------------------------------------------------------
+    def like_sentencepiece(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        """sentencepiece's Decode on each run between special ids, which are spelled out (or
+        skipped: the run still ends there, as labkit's sentencepiece engine does).
+
+        Example: ``decoder.like_sentencepiece([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
+        """
+        special, tokens = self.special_ids, self.tokens
+        out: list[str] = []
+        run: list[int] = []
+        for i in ids:
+            if i in special:
+                if run:
+                    out.append(self._run_text(run, bool(out)))
+                    run = []
+                if not skip_special_tokens:
+                    out.append(tokens[i])
+            else:
+                run.append(i)
+        if run:
+            out.append(self._run_text(run, bool(out)))
+        return "".join(out)
+
+    def _run_text(self, run: list[int], after_something: bool) -> str:
+        text = self.sentencepiece_run(run)
+        # sentencepiece strips the dummy space of every run; only the start of the text loses it
+        if after_something and self.add_dummy_prefix and self.tokens[run[0]].startswith(SPACE_SYMBOL):
+            return " " + text
+        return text
+
+    def sentencepiece_run(self, ids: Sequence[int]) -> str:
+        """SentencePieceProcessor.Decode on ids with no special cut: control pieces vanish,
+        <unk> reads its surface, byte runs decode one character at a time, leading ▁ consumed.
+
+        Example: ``decoder.sentencepiece_run([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
+        """
+        tokens, types, byte_values = self.tokens, self.types, self.byte_by_type
+        strip_leading = self.add_dummy_prefix or self.remove_extra_whitespaces
+        text: list[str] = []
+        pending = bytearray()
+        at_start = True        # sentencepiece's is_bos_ws: a leading ▁ may still be consumed
+        consumed = False       # the previous piece gave up its leading ▁
+        produced = False       # sentencepiece asks whether the text so far is non-empty
+        for i in ids:
+            value = byte_values.get(i)
+            if value is not None:
+                pending.append(value)
+                continue
+            if pending:
+                text.append(decode_bytes_per_byte(bytes(pending)))
+                pending.clear()
+                produced = True
+            if consumed or produced:
+                at_start = False
+            consumed = False
+            kind = types[i]
+            if kind == TOKEN_CONTROL:
+                continue
+            if kind == TOKEN_UNKNOWN:
+                text.append(self.unk_surface)
+                produced = produced or bool(self.unk_surface)
+                continue
+            piece = tokens[i]
+            if at_start and strip_leading and piece.startswith(SPACE_SYMBOL):
+                piece = piece[1:]
+                # with remove_extra_whitespaces every leading space goes, not just the first
+                consumed = not self.remove_extra_whitespaces
+            text.append(piece.replace(SPACE_SYMBOL, " "))
+            produced = produced or bool(piece)
+        if pending:
+            text.append(decode_bytes_per_byte(bytes(pending)))
+        return "".join(text)
