@@ -227,12 +227,29 @@ pd.Series({k: f"{v * 1e3:.3f} ms" for k, v in timings.items()})
 # %% [markdown]
 # ## Try it
 #
+# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+#
 # 1. Find a cut point in `"Hello world, how are you?"` that changes Qwen2's ids, and one
-#    that does not. Check yourself with `first_bad_cut(qwen, text)`.
-# 2. Why is a cut *before* `<|im_start|>` exactly as safe as one after it? Check it with
-#    `qwen.encode(a).ids + qwen.encode(b).ids == qwen.encode(a + b).ids` for a text `b`
-#    that starts with `<|im_start|>`.
-# 3. Shrink `l1_max_memory` until realistic chat stops hitting. How large is one entry?
+#    that does not: `check_cut(text, cut, changes=True/False)`.
+# 2. Why is a cut *before* `<|im_start|>` exactly as safe as one after it? Show it with
+#    `check_cut_before_special(a, b)` for a text `b` that starts with `<|im_start|>`.
+# 3. Shrink `l1_max_memory` until realistic chat stops hitting. How many bytes is one L1
+#    entry for the realistic-chat prompt above? `check_entry_size(prompt, answer)`.
+
+# %%
+from labkit.exercises_cache import check_cut, check_cut_before_special, check_entry_size
+
+answer_cut, answer_changes = None, None
+if answer_cut is not None:
+    check_cut("Hello world, how are you?", answer_cut, changes=answer_changes)
+
+# %% [markdown]
+# The checkers in action (answers worked out above, one wrong on purpose):
+
+# %%
+assert check_cut("Hello world, how are you?", 3, changes=True)        # inside "Hello"
+assert not check_cut("Hello world, how are you?", 3, changes=False)
+assert check_cut_before_special("You are helpful.", "<|im_start|>user\nhi")
 
 # %% [markdown]
 # ## Summary

@@ -231,12 +231,32 @@ for key in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_DISABLE_PROGRESS_BARS"):
 # %% [markdown]
 # ## Try it
 #
-# 1. Truncate a copy of `ggml-vocab-gpt-2.gguf` to 1,000 bytes and load it: what does the
-#    error say, and where? (Every reader raises `labkit.LabkitError` naming file and place.)
-# 2. Flip one byte of `botchan_en_unigram_1000.model` at offset 5 and sniff it again.
-# 3. Start a `LocalHub` with a private repo (`private={"me/tok"}, token="secret"`) and load
-#    it with and without `os.environ["HF_TOKEN"] = "secret"`.
+# Each checker prints `right` or `wrong` with a hint.
 #
+# 1. Truncate a copy of `ggml-vocab-gpt-2.gguf` to 1,000 bytes and load it: what does the
+#    error say, and where? `check_error_names_file_and_place(path, str(exc))`.
+# 2. Flip one byte of `botchan_en_unigram_1000.model` at offset 0 and sniff it again:
+#    `check_sniff(path, your_answer)` (`"unknown"` if labkit cannot tell).
+# 3. Start a `LocalHub` with a private repo (`private={"me/tok"}, token="secret"`) and load
+#    it with and without `os.environ["HF_TOKEN"] = "secret"`: `check_private_repo(without, with_)`.
+
+# %%
+from labkit.exercises_formats import check_error_names_file_and_place, check_private_repo, check_sniff
+
+# the checkers in action, on answers worked out here (one wrong on purpose)
+work = Path(tempfile.mkdtemp(prefix="labkit-nb11-try-"))
+cut = work / "cut.gguf"
+cut.write_bytes((DATA / "gguf/ggml-vocab-gpt-2.gguf").read_bytes()[:1000])
+try:
+    labkit.load(cut)
+except labkit.LabkitError as exc:
+    print(str(exc).replace(str(work), "<tmp>"))
+    assert check_error_names_file_and_place(cut, str(exc))
+assert check_sniff(DATA / "gguf/ggml-vocab-qwen2.gguf", "gguf")
+assert not check_private_repo(True, True)
+shutil.rmtree(work, ignore_errors=True)
+
+# %% [markdown]
 # ## Summary
 #
 # - A file's format is in its first bytes: GGUF magic, a protobuf piece, base64 lines, JSON keys.

@@ -1,0 +1,60 @@
+"""Checkers for the "Try it" exercises of notebook 11 (files, formats and the Hub).
+
+Each checker prints ``right`` or ``wrong`` with a hint and returns True/False.
+Introduced in notebook ``11_factory_formats_hub``.
+
+Example: ``check_sniff("data/gguf/ggml-vocab-gpt-2.gguf", "gguf")`` prints ``right``
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from labkit.core import LabkitError
+
+
+def _verdict(ok: bool, hint: str) -> bool:
+    print("right" if ok else f"wrong: {hint}")
+    return ok
+
+
+def check_sniff(path, answer: str) -> bool:
+    """What format does labkit sniff for the file at ``path`` ('unknown' if none)?
+
+    Example: ``check_sniff(bundled_path("qwen2"), "gguf")`` -> True
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
+    from labkit.formats.detect import sniff
+
+    try:
+        right = sniff(path)
+    except LabkitError:
+        right = "unknown"
+    return _verdict(answer == right, "look at the first bytes: GGUF magic, a protobuf piece (0x0a), base64 lines, '{'")
+
+
+def check_error_names_file_and_place(path, message: str) -> bool:
+    """Is ``message`` the LabkitError that loading ``path`` gives, naming the file and the place?
+
+    Example: ``check_error_names_file_and_place(p, str(exc))``
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
+    from labkit.factory import load
+
+    try:
+        load(Path(path))
+    except LabkitError as exc:
+        right = str(exc)
+    else:
+        return _verdict(False, "this file loads fine: damage it first (truncate it, flip a byte)")
+    ok = message == right and Path(path).name in right
+    return _verdict(ok, "catch labkit.LabkitError as exc and pass str(exc); it names the file and where reading stopped")
+
+
+def check_private_repo(loaded_without_token: bool, loaded_with_token: bool) -> bool:
+    """Which loads of a private LocalHub repo worked: without HF_TOKEN, and with it?
+
+    Example: ``check_private_repo(False, True)`` -> True
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
+    return _verdict((loaded_without_token, loaded_with_token) == (False, True),
+                    "a private repo answers 401 without the right token, like a missing repo")
