@@ -11,18 +11,10 @@ Example: ``python -m labkit.bench bpe --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 
-import argparse
-import os
-
-from labkit.bench.harness import corpus, median_seconds, table
+from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
 
 VOCABS = ("gpt2", "cl100k_base", "qwen2")
-
-
-def _single_thread() -> None:
-    # tokenizers uses rayon only for batches, but pin it anyway
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+COLUMNS = ["vocab", "engine", "MB/s", "x tokenizers", "exact", "note"]
 
 
 def _tiktoken_for(vocab):
@@ -51,68 +43,28 @@ def _tiktoken_for(vocab):
 def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one bundled vocab: labkit cold/warm, tokenizers, tiktoken (if it fits).
 
-    Example: ``measure("gpt2", corpus(0.2), repeat=1)[0]["engine"]`` -> ``'labkit cold'``
+    Example: ``measure("gpt2", corpus(0.2), repeat=1)[0]["engine"]`` -> ``'labkit cold encode'``
     """
+    import labkit
     from labkit.engines import hf
-    from labkit.engines.labkit_bpe_byte import ByteLevelBPE
-    from labkit.formats.gguf import read_gguf
-    from labkit.formats.tiktoken_file import read_tiktoken
-    from labkit.paths import bundled_path
 
-    path = bundled_path(name)
-    vocab = read_tiktoken(path) if str(path).endswith(".tiktoken") else read_gguf(path)
-    megabytes = len(text.encode("utf-8")) / 1e6
-    tok = ByteLevelBPE(vocab)
+    tok = labkit.load(name, engine="labkit")
     rows = []
-
-    def cold():
-        tok.clear_cache()
-        return tok.encode(text)
-
-    reference_ids = None
     try:
-        ref = hf.build(vocab)
+        ref = hf.build(tok.vocab)
     except Exception as exc:  # the reference may not serve this file; say so in the table
         ref = None
         rows.append(dict(vocab=name, engine="tokenizers encode", note=f"unavailable: {exc}"))
-    rows.append(dict(vocab=name, engine="labkit cold encode", seconds=median_seconds(cold, repeat)))
-    tok.encode(text)
-    labkit_ids = tok.encode(text).ids
-    rows.append(dict(vocab=name, engine="labkit warm encode", seconds=median_seconds(lambda: tok.encode(text), repeat)))
-    tok.encode_ordinary(text)
-    rows.append(dict(vocab=name, engine="labkit warm encode_ordinary",
-                     seconds=median_seconds(lambda: tok.encode_ordinary(text), repeat)))
+    rows += labkit_rows(tok, text, repeat, vocab=name)
+    expected = ordinary_ids(tok, text)
     if ref is not None:
-        reference_ids = ref.encode(text).ids
-        rows.append(dict(vocab=name, engine="tokenizers encode", seconds=median_seconds(lambda: ref.encode(text), repeat),
-                         exact=reference_ids == labkit_ids))
-    enc = _tiktoken_for(vocab)
+        rows.append(reference_row(name, "tokenizers encode", ref.encode, text, repeat, expected=expected, ids=lambda e: e.ids))
+    enc = _tiktoken_for(tok.vocab)
     if enc is not None:
-        tk_ids = enc.encode_ordinary(text)
-        rows.append(dict(vocab=name, engine="tiktoken encode_ordinary",
-                         seconds=median_seconds(lambda: enc.encode_ordinary(text), repeat), exact=tk_ids == labkit_ids))
-    base = next((r["seconds"] for r in rows if r["engine"] == "tokenizers encode" and "seconds" in r), None)
-    for row in rows:
-        if "seconds" in row:
-            row["MB/s"] = megabytes / row["seconds"]
-            if base:
-                row["x tokenizers"] = base / row["seconds"]
-    return rows
+        rows.append(reference_row(name, "tiktoken encode_ordinary", enc.encode_ordinary, text, repeat, expected=expected))
+    return add_rates(rows, workload_megabytes(text), {"x tokenizers": "tokenizers encode"})
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table; exit status 1 if an engine disagrees with labkit's ids."""
-    parser = argparse.ArgumentParser(prog="python -m labkit.bench bpe", description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1.0, help="corpus size in MB (botchan repeated)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (median)")
-    parser.add_argument("--vocab", action="append", choices=VOCABS, help="vocab(s) to run (default: all)")
-    args = parser.parse_args(argv or [])
-    _single_thread()
-    text = corpus(args.mb)
-    print(f"corpus: botchan x{round(len(text.encode('utf-8')) / 279_000)} = {len(text.encode('utf-8')) / 1e6:.2f} MB, "
-          f"median of {args.repeat}, single thread")
-    rows = []
-    for name in args.vocab or VOCABS:
-        rows.extend(measure(name, text, args.repeat))
-    print(table(rows, ["vocab", "engine", "MB/s", "x tokenizers", "exact", "note"]))
-    return 1 if any(r.get("exact") is False for r in rows) else 0
+    return throughput_main(argv, suite="bpe", doc=__doc__, vocabs=VOCABS, measure=measure, columns=COLUMNS)

@@ -12,12 +12,10 @@ Example: ``python -m labkit.bench spm --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 
-import argparse
-import os
-
-from labkit.bench.harness import corpus, median_seconds, table
+from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
 
 VOCABS = ("llama-spm", "botchan-bpe")
+COLUMNS = ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]
 
 
 def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
@@ -27,48 +25,17 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """
     import labkit
 
-    megabytes = len(text.encode("utf-8")) / 1e6
     tok = labkit.load(name, engine="labkit")
     sp = labkit.load(name, engine="sentencepiece").backend
     hf = labkit.load(name, engine="hf").backend
-    rows = []
-
-    def cold():
-        tok.clear_cache()
-        return tok.encode(text)
-
-    rows.append(dict(vocab=name, engine="labkit cold encode", seconds=median_seconds(cold, repeat)))
-    labkit_ids = tok.encode(text).ids
-    rows.append(dict(vocab=name, engine="labkit warm encode", seconds=median_seconds(lambda: tok.encode(text), repeat)))
-    tok.encode_ordinary(text)
-    rows.append(dict(vocab=name, engine="labkit warm encode_ordinary",
-                     seconds=median_seconds(lambda: tok.encode_ordinary(text), repeat)))
-    sp_ids = sp.encode(text)
-    rows.append(dict(vocab=name, engine="sentencepiece encode (ids)", seconds=median_seconds(lambda: sp.encode(text), repeat),
-                     exact=list(sp_ids) == labkit_ids))
-    hf_ids = hf.encode(text, add_special_tokens=False).ids
-    rows.append(dict(vocab=name, engine="tokenizers encode", seconds=median_seconds(lambda: hf.encode(text, add_special_tokens=False), repeat),
-                     exact=list(hf_ids) == labkit_ids))
-    base = rows[3]["seconds"]
-    for row in rows:
-        row["MB/s"] = megabytes / row["seconds"]
-        row["x sentencepiece"] = base / row["seconds"]
-    return rows
+    rows = labkit_rows(tok, text, repeat, vocab=name)
+    expected = ordinary_ids(tok, text)
+    rows.append(reference_row(name, "sentencepiece encode (ids)", sp.encode, text, repeat, expected=expected))
+    rows.append(reference_row(name, "tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), text, repeat,
+                              expected=expected, ids=lambda e: e.ids))
+    return add_rates(rows, workload_megabytes(text), {"x sentencepiece": "sentencepiece encode (ids)"})
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table; exit status 1 if a reference disagrees with labkit's ids."""
-    parser = argparse.ArgumentParser(prog="python -m labkit.bench spm", description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1.0, help="corpus size in MB (botchan repeated)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (median)")
-    parser.add_argument("--vocab", action="append", choices=VOCABS, help="vocab(s) to run (default: all)")
-    args = parser.parse_args(argv or [])
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    text = corpus(args.mb)
-    print(f"corpus: botchan.txt repeated, {len(text.encode('utf-8')) / 1e6:.2f} MB, median of {args.repeat}, single thread")
-    rows = []
-    for name in args.vocab or VOCABS:
-        rows.extend(measure(name, text, args.repeat))
-    print(table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
-    return 1 if any(r.get("exact") is False for r in rows) else 0
+    return throughput_main(argv, suite="spm", doc=__doc__, vocabs=VOCABS, measure=measure, columns=COLUMNS)

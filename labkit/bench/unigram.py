@@ -15,12 +15,21 @@ Example: ``python -m labkit.bench unigram --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 
-import argparse
-import os
-
-from labkit.bench.harness import corpus_lines, median_seconds, table
+from labkit.bench.harness import (
+    add_rates,
+    corpus_lines,
+    labkit_rows,
+    ordinary_ids,
+    reference_row,
+    seconds_of,
+    throughput_main,
+    workload_megabytes,
+)
 
 VOCABS = ("botchan-unigram",)
+COLUMNS = ["vocab", "engine", "MB/s", "x sentencepiece", "x sp same output", "exact"]
+# each line encoded alone, so ids-only work comes first
+PLAN = (("cold", "encode_ordinary"), ("warm", "encode_ordinary"), ("warm", "encode"))
 
 
 def workload(megabytes: float) -> list[str]:
@@ -34,6 +43,11 @@ def workload(megabytes: float) -> list[str]:
     return lines * copies
 
 
+def _described_workload(megabytes: float) -> tuple[list[str], str]:
+    lines = workload(megabytes)
+    return lines, f"workload: {len(lines):,} botchan lines, {workload_megabytes(lines):.2f} MB, each encoded alone"
+
+
 def measure(name: str, lines: list[str], repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one Unigram vocabulary (labkit cold/warm, sentencepiece, tokenizers).
 
@@ -41,43 +55,24 @@ def measure(name: str, lines: list[str], repeat: int = 3) -> list[dict]:
     """
     import labkit
 
-    megabytes = sum(len(line.encode("utf-8")) for line in lines) / 1e6
     tok = labkit.load(name, engine="labkit")
     sp = labkit.load(name, engine="sentencepiece").backend
-    rows = []
-
-    def cold():
-        tok.word_cache.clear()
-        return [tok.encode_ordinary(line) for line in lines]
-
-    rows.append(dict(vocab=name, engine="labkit cold encode_ordinary", seconds=median_seconds(cold, repeat)))
-    labkit_ids = [tok.encode_ordinary(line) for line in lines]
-    rows.append(dict(vocab=name, engine="labkit warm encode_ordinary",
-                     seconds=median_seconds(lambda: [tok.encode_ordinary(line) for line in lines], repeat)))
-    rows.append(dict(vocab=name, engine="labkit warm encode",
-                     seconds=median_seconds(lambda: [tok.encode(line) for line in lines], repeat),
-                     exact=[tok.encode(line, parse_special=False).ids for line in lines[:2000]] == labkit_ids[:2000]))
-    sp_ids = [sp.encode(line) for line in lines]
-    rows.append(dict(vocab=name, engine="sentencepiece encode (ids)",
-                     seconds=median_seconds(lambda: [sp.encode(line) for line in lines], repeat),
-                     exact=sp_ids == labkit_ids))
-    rows.append(dict(vocab=name, engine="sentencepiece encode (ids + offsets)",
-                     seconds=median_seconds(lambda: [sp.encode(line, out_type="offset_mapping", return_bytes=False)
-                                                     for line in lines], repeat)))
+    rows = labkit_rows(tok, lines, repeat, vocab=name, plan=PLAN)
+    expected = ordinary_ids(tok, lines)
+    rows.append(reference_row(name, "sentencepiece encode (ids)", sp.encode, lines, repeat, expected=expected))
+    rows.append(reference_row(name, "sentencepiece encode (ids + offsets)",
+                              lambda line: sp.encode(line, out_type="offset_mapping", return_bytes=False), lines, repeat))
     try:
         hf = labkit.load(name, engine="hf").backend
     except labkit.LabkitError:
         hf = None
     if hf is not None:
-        hf_ids = [hf.encode(line, add_special_tokens=False).ids for line in lines]
-        rows.append(dict(vocab=name, engine="tokenizers encode",
-                         seconds=median_seconds(lambda: [hf.encode(line, add_special_tokens=False) for line in lines], repeat),
-                         exact=hf_ids == labkit_ids))
-    base = next(r["seconds"] for r in rows if r["engine"] == "sentencepiece encode (ids)")
-    with_offsets = next(r["seconds"] for r in rows if r["engine"] == "sentencepiece encode (ids + offsets)")
+        rows.append(reference_row(name, "tokenizers encode", lambda line: hf.encode(line, add_special_tokens=False), lines,
+                                  repeat, expected=expected, ids=lambda e: e.ids))
+    add_rates(rows, workload_megabytes(lines), {"x sentencepiece": "sentencepiece encode (ids)"})
+    base = seconds_of(rows, "sentencepiece encode (ids)")
+    with_offsets = seconds_of(rows, "sentencepiece encode (ids + offsets)")
     for row in rows:
-        row["MB/s"] = megabytes / row["seconds"]
-        row["x sentencepiece"] = base / row["seconds"]
         # an Encoding carries offsets: compare it with sentencepiece producing offsets too
         same = with_offsets if row["engine"] in ("labkit warm encode", "tokenizers encode") else base
         row["x sp same output"] = same / row["seconds"]
@@ -85,18 +80,6 @@ def measure(name: str, lines: list[str], repeat: int = 3) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the table; exit status 1 if sentencepiece disagrees with labkit's ids."""
-    parser = argparse.ArgumentParser(prog="python -m labkit.bench unigram", description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1.0, help="workload size in MB (botchan lines repeated)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (median)")
-    args = parser.parse_args(argv or [])
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    lines = workload(args.mb)
-    size = sum(len(line.encode("utf-8")) for line in lines) / 1e6
-    print(f"workload: {len(lines):,} botchan lines, {size:.2f} MB, each encoded alone; median of {args.repeat}, single thread")
-    rows = []
-    for name in VOCABS:
-        rows.extend(measure(name, lines, args.repeat))
-    print(table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "x sp same output", "exact"]))
-    return 1 if any(r.get("exact") is False and r["engine"].startswith("sentencepiece") for r in rows) else 0
+    """Print the table; exit status 1 if a reference (or labkit's encode) disagrees with labkit's ids."""
+    return throughput_main(argv, suite="unigram", doc=__doc__, vocabs=VOCABS, measure=measure, columns=COLUMNS,
+                           workload=_described_workload)
