@@ -245,13 +245,20 @@ class Tokenizer:
 
     def encode_batch(self, texts: Iterable[str], **kwargs) -> list[Encoding]:
         """Encode each text; same keyword arguments as :meth:`encode`."""
+        return [self.encode(text, **kwargs) for text in self._check_texts(texts)]
+
+    def _check_texts(self, texts: Iterable[str]) -> list[str]:
+        """encode_batch's argument as a list of str, else LabkitError naming the bad item
+        (an engine with its own batch path calls this before encoding anything)."""
         if isinstance(texts, (str, bytes, bytearray)) or not isinstance(texts, Iterable):
             raise LabkitError(f"{self.name}: encode_batch() takes a list of str, got {type(texts).__name__}")
         out = []
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise LabkitError(f"{self.name}: encode_batch() item {index} is {type(text).__name__}, not str")
-            out.append(self.encode(text, **kwargs))
+            if not text.isascii():
+                _refuse_surrogates(self.name, text)
+            out.append(text)
         return out
 
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:

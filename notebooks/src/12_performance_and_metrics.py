@@ -236,11 +236,19 @@ pd.DataFrame(batch_rows).drop(columns="group").set_index("engine").join(
     pd.DataFrame(decode_rows).drop(columns="group").set_index("engine"))
 
 # %% [markdown]
-# Through labkit's surface, `encode_batch` is a loop over `encode` for every engine (each
-# result is the same `Encoding`), so it cannot beat single calls. The raw
-# `tokenizers.Tokenizer.encode_batch` works on its own thread pool, in Rust, without the
-# GIL (section 4 checks that), which is where batching can pay — on a machine with idle
-# cores. Decoding is a join of token bytes and one UTF-8 decode: cheap for every engine.
+# Through labkit's surface, `encode_batch` is a loop over `encode` for the labkit, tiktoken
+# and sentencepiece engines, so there it cannot beat single calls. The hf engine hands the
+# whole batch to `tokenizers.Tokenizer.encode_batch`, which works on its own thread pool,
+# in Rust, without the GIL (section 4 checks that): that is where batching can pay, on a
+# machine with idle cores. Its answer is still exactly the loop's, `Encoding` for
+# `Encoding`. Decoding is a join of token bytes and one UTF-8 decode: cheap for every engine.
+
+# %%
+batch_prompts = [TEXT[i * 1_000 :][:500] + "<|im_end|>" for i in range(8)]
+for parse_special in (True, False):
+    assert qwen["hf"].encode_batch(batch_prompts, parse_special=parse_special) == [
+        qwen["hf"].encode(p, parse_special=parse_special) for p in batch_prompts]
+print("hf encode_batch == loop over encode, for", len(batch_prompts), "prompts, parse_special True and False")
 
 # %% [markdown]
 # ## 3. Latency distributions

@@ -1,0 +1,95 @@
+"""The hf engine's encode_batch (the backend's own batch, in Rust) gives exactly the Encodings of
+a loop over encode, on every bundled file and in every mode; parse_special=False never leaks
+into a concurrent parse_special=True call (the flag is not toggled on a shared backend)."""
+from __future__ import annotations
+
+import functools
+import threading
+
+import pytest
+
+import labkit
+from labkit.bench.harness import corpus_lines
+from labkit.core import LabkitError, Tokenizer
+from labkit.paths import BUNDLED
+
+MODES = [dict(add_special_tokens=a, parse_special=p) for a in (False, True) for p in (True, False)]
+
+
+@functools.lru_cache(maxsize=None)
+def hf(name: str) -> labkit.Tokenizer:
+    tok = labkit.load(name, engine="hf")
+    assert tok.engine == "hf"
+    return tok
+
+
+def texts_for(tok: labkit.Tokenizer) -> list[str]:
+    """Corpus lines, the file's own added-token spellings inside text, unknowns, odd whitespace."""
+    specials = [a.content for a in tok.vocab.added_tokens][:6]
+    lines = corpus_lines()[:40:3]
+    glued = [f"{s}Hello {s} world{s}" for s in specials]
+    return [*lines, *glued, "".join(specials), "", " ", "日本語 😀 e\u0301", "  two  spaces\n\ttab", "\u2581▁ x", "ｈｅｌｌｏ ①"]
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_batch_equals_the_loop(name):
+    tok = hf(name)
+    texts = texts_for(tok)
+    for mode in MODES:
+        loop = Tokenizer.encode_batch(tok, texts, **mode)  # the base class: one encode per text
+        assert tok.encode_batch(texts, **mode) == loop, (name, mode)
+    # the shared backend's flag is never switched on
+    assert tok.backend.encode_special_tokens is False
+
+
+def test_parse_special_changes_the_ids():
+    # the check above would be empty if parse_special did nothing on these texts
+    tok = hf("qwen2")
+    text = "<|im_start|>user"
+    assert tok.encode_batch([text])[0].ids[0] == 151644
+    assert 151644 not in tok.encode_batch([text], parse_special=False)[0].ids
+    assert 151644 not in tok.encode(text, parse_special=False).ids
+    # ...and a parse_special=False call leaves the shared backend as it was
+    assert tok.backend.encode(text, add_special_tokens=False).ids[0] == 151644
+
+
+def test_batch_checks_its_arguments():
+    tok = hf("gpt2")
+    with pytest.raises(LabkitError, match="takes a list of str"):
+        tok.encode_batch("a string")
+    with pytest.raises(LabkitError, match="item 1 is NoneType"):
+        tok.encode_batch(["ok", None])
+    with pytest.raises(LabkitError, match="U\\+D800"):
+        tok.encode_batch(["ok", "a\ud800b"])
+    with pytest.raises(TypeError):
+        tok.encode_batch(["ok"], add_bos=True)
+    assert tok.encode_batch([]) == [] and tok.encode_batch(iter(["a"])) == [tok.encode("a")]
+
+
+def test_threads_mixing_parse_special():
+    """8 threads, half with parse_special=True and half False, single and batch calls
+    interleaved on one qwen2 tokenizer; each gets the ids tiktoken gives in its mode."""
+    tok, reference = hf("qwen2"), labkit.load("qwen2", engine="tiktoken")
+    texts = [f"<|im_start|>user\n{line}<|im_end|>\n<|endoftext|>" for line in corpus_lines()[:24]]
+    expected = {p: [reference.encode(t, parse_special=p).ids for t in texts] for p in (True, False)}
+    assert expected[True] != expected[False]
+    errors: list[str] = []
+    start = threading.Barrier(8)
+
+    def worker(index: int) -> None:
+        parse_special = index % 2 == 0
+        start.wait()
+        for round_ in range(15):
+            if round_ % 2:
+                got = [e.ids for e in tok.encode_batch(texts, parse_special=parse_special)]
+            else:
+                got = [tok.encode(t, parse_special=parse_special).ids for t in texts[:6]]
+            if got != expected[parse_special][: len(got)]:
+                errors.append(f"thread {index} round {round_} parse_special={parse_special}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[:5]
