@@ -185,28 +185,11 @@ class CharsMap:
 
         Example: ``cmap.longest_match("①".encode())`` -> ``CharsMapMatch(length=3, value=..., replacement='1')``
         """
-        units = self.units
-        n = len(units)
-        node = unit_offset(units[0])
-        best_length = 0
-        best_value = 0
-        for i in range(start, len(data)):
-            byte = data[i]
-            node ^= byte
-            if node >= n:
-                break
-            unit = units[node]
-            if unit & 0x800000FF != byte:
-                break
-            node ^= (unit >> 10) << ((unit & 0x200) >> 6)
-            if unit & 0x100:
-                if node >= n:
-                    raise LabkitError(f"charsmap: value unit {node} is beyond the {n} units (corrupt trie)")
-                best_length = i + 1 - start
-                best_value = units[node] & 0x7FFFFFFF
-        if best_length == 0:
+        matches = self.prefix_matches(data, start)
+        if not matches:
             return None
-        return CharsMapMatch(best_length, best_value, self.replacement(best_value))
+        length, value = matches[-1]  # shortest first: the last is the longest
+        return CharsMapMatch(length, value, self.replacement(value))
 
     def walk(self, data: bytes, start: int = 0) -> list[dict]:
         """The walk of ``longest_match`` step by step (one row per byte), for teaching.

@@ -41,6 +41,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from labkit.algorithms.bytes_unicode import parse_byte_piece
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_NORMAL,
@@ -287,6 +288,17 @@ class Lattice:
         return f"<Lattice {self.text!r}: {len(self.nodes)} candidate pieces, best path {pieces!r}, score {self.score:.4f}>"
 
 
+def _backtrack(start_at: Sequence[int], best_id: Sequence[int], end: int) -> list[tuple[int, int, int]]:
+    """Follow the best path back from ``end``: (id, start, end) per piece, left to right."""
+    out = []
+    while end > 0:
+        start = start_at[end]
+        out.append((best_id[end], start, end))
+        end = start
+    out.reverse()
+    return out
+
+
 # ----------------------------------------------------------------------------- the model
 
 
@@ -356,8 +368,9 @@ class UnigramModel:
         self.byte_ids: dict[int, int] = {}
         if self.byte_fallback:
             for i, (piece, kind) in enumerate(zip(self.pieces, self.types)):
-                if kind == TOKEN_BYTE and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-                    self.byte_ids[int(piece[3:5], 16)] = i
+                value = parse_byte_piece(piece) if kind == TOKEN_BYTE else None
+                if value is not None:
+                    self.byte_ids[value] = i
         self.word_boundary = self._word_boundary_ok()
 
     def _word_boundary_ok(self) -> bool:
@@ -373,6 +386,20 @@ class UnigramModel:
         return True
 
     # -- the forward pass --------------------------------------------------------
+    def candidates(self, text: str, pos: int) -> list[tuple[int, int, float, bool]]:
+        """The lattice edges leaving offset ``pos``: (end, id, score, is_unknown) for every piece
+        starting there, shortest first, plus one unknown character when no piece is one
+        character long (so the lattice always reaches the end).
+
+        Example: ``UnigramModel(["<unk>", "▁a", "b", "▁"], [0, -1, -2, -3], [2, 1, 1, 1]).candidates("▁ab", 0)``
+        -> ``[(1, 3, -3.0, False), (2, 1, -1.0, False)]``
+        """
+        out = [(end, piece_id, self.scores[piece_id], False) for end, piece_id in self.trie.prefixes(text, pos)]
+        if not out or out[0][0] != pos + 1:
+            out.append((pos + 1, self.unk_id, self.unk_score, True))
+        return out
+
+    # the forward pass below inlines this walk: it is the hot loop of every encode
     def _forward(self, text: str, base: float = 0.0):
         """The Viterbi forward pass: (best score, start, id) arrays indexed by end offset."""
         n = len(text)
@@ -429,14 +456,7 @@ class UnigramModel:
         if not text:
             return []
         _, start_at, best_id = self._forward(text)
-        out = []
-        end = len(text)
-        while end > 0:
-            start = start_at[end]
-            out.append((best_id[end], start, end))
-            end = start
-        out.reverse()
-        return out
+        return _backtrack(start_at, best_id, len(text))
 
     def encode(self, text: str) -> list[tuple[int, int, int]]:
         """Viterbi, then consecutive unknowns merged (or, with byte fallback, unknown
@@ -506,39 +526,20 @@ class UnigramModel:
 
         Example: ``model.encode_word_list(["▁the", "▁cat"], {})``
         """
-        ids: list[int] = []
-        extend = ids.extend
-        scale = _ULP32_SCALE if self.float32_sums else 1.0
-        approx = 0.0
-        exact = 0.0
-        replay: list[tuple] = []
-        get = cache.get
-        ulp = math.ulp
-        for word in words:
-            entry = get(word)
-            if entry is None:
-                entry = cache[word] = self._word_entry(word)
-            if entry[3] <= ulp(approx + entry[4]) * scale:
-                exact = self._replay(exact, replay)
-                replay = []
-                pieces, exact = self._word_at(word, exact)
-                extend([piece_id for piece_id, _, _ in pieces])
-                approx = abs(exact) * 1.001
-            else:
-                extend(entry[1])
-                replay.append(entry[2])
-                approx += entry[5]
+        _, ids = self._cached_words(words, cache, ids_only=True)
         if self.unk_id in ids:
             if text is None:
                 text = "".join(words)
             return [piece_id for piece_id, _, _ in self.encode_words(text, cache)]
         return ids
 
-    def _cached_words(self, text: str | list[str], cache: dict) -> tuple[list[str], list[tuple]]:
+    def _cached_words(self, text: str | list[str], cache: dict, ids_only: bool = False) -> tuple[list[str], list]:
         """Split at '▁' (unless given the words) and segment each word, from the cache where
-        that is exact: (words, [(pieces, ids) per word]) with pieces' offsets within the word."""
+        that is exact: (words, [(pieces, ids) per word]) with pieces' offsets within the word,
+        or with ``ids_only`` (words, every id in one list)."""
         words = split_words(text) if isinstance(text, str) else text
-        results = []
+        results: list = []
+        add = results.extend if ids_only else results.append
         scale = _ULP32_SCALE if self.float32_sums else 1.0
         approx = 0.0  # |running total|, an upper bound good enough for the error bound
         exact = 0.0  # the running total exactly as the full pass would hold it ...
@@ -560,7 +561,7 @@ class UnigramModel:
             else:
                 replay.append(scores)
                 approx += word_sum
-            results.append((pieces, ids))
+            add(ids if ids_only else (pieces, ids))
         return words, results
 
     def _replay(self, total: float, replay: list[tuple]) -> float:
@@ -588,6 +589,7 @@ class UnigramModel:
         root = self.trie.root
         for pos in range(n):
             here = best[pos]
+            # candidates(word, pos), inlined: this loop runs for every new word of a text
             node = root
             single = False
             j = pos
@@ -612,13 +614,7 @@ class UnigramModel:
                 margin = min(margin, abs(candidate - best[j]))
                 if candidate > best[j]:
                     best[j], start_at[j], best_id[j] = candidate, pos, piece_id
-        pieces = []
-        end = n
-        while end > 0:
-            start = start_at[end]
-            pieces.append((best_id[end], start, end))
-            end = start
-        pieces.reverse()
+        pieces = _backtrack(start_at, best_id, n)
         ids = tuple(piece_id for piece_id, _, _ in pieces)
         scores = tuple(self.unk_score if piece_id == self.unk_id else self.scores[piece_id] for piece_id, _, _ in pieces)
         # errors grow by at most half an ulp per addition along a chain of len(word) pieces
@@ -628,14 +624,7 @@ class UnigramModel:
     def _word_at(self, word: str, total: float):
         """Segment one word exactly as the full pass would, starting from running ``total``."""
         best, start_at, best_id = self._forward(word, total)
-        pieces = []
-        end = len(word)
-        while end > 0:
-            start = start_at[end]
-            pieces.append((best_id[end], start, end))
-            end = start
-        pieces.reverse()
-        return tuple(pieces), best[len(word)]
+        return tuple(_backtrack(start_at, best_id, len(word))), best[len(word)]
 
     # -- the lattice as data -------------------------------------------------------
     def lattice(self, text: str) -> Lattice:
@@ -653,12 +642,8 @@ class UnigramModel:
         offers = []
         for pos in range(n):
             here = best[pos]
-            found = self.trie.prefixes(text, pos)
-            candidates = [(end, piece_id, self.scores[piece_id]) for end, piece_id in found]
-            if not any(end == pos + 1 for end, _, _ in candidates):
-                candidates.append((pos + 1, self.unk_id, self.unk_score))
-            for end, piece_id, score in candidates:
-                kind = "unknown" if piece_id == self.unk_id and (end, piece_id) not in found else (
+            for end, piece_id, score, unknown in self.candidates(text, pos):
+                kind = "unknown" if unknown else (
                     "user_defined" if self.types[piece_id] == TOKEN_USER_DEFINED else "normal")
                 nodes.append(LatticeNode(pos, end, piece_id, text[pos:end] if kind == "unknown" else self.pieces[piece_id], score, kind))
                 candidate = to_float32(score + here) if self.float32_sums else score + here
@@ -670,12 +655,7 @@ class UnigramModel:
                     start_at[end] = pos
                     best_id[end] = piece_id
                     winner_node[end] = len(nodes) - 1
-        path = []
-        end = n
-        while end > 0:
-            path.append(winner_node[end])
-            end = start_at[end]
-        path.reverse()
+        path = [node for node, _, _ in _backtrack(start_at, winner_node, n)]
         return Lattice(text, nodes, [float(x) for x in best], start_at, best_id, path, offers)
 
     # -- n-best -------------------------------------------------------------------
@@ -692,11 +672,8 @@ class UnigramModel:
         n = len(text)
         edges: list[list[tuple[int, int, float]]] = [[] for _ in range(n + 1)]  # by end offset
         for pos in range(n):
-            found = self.trie.prefixes(text, pos)
-            for end, piece_id in found:
-                edges[end].append((pos, piece_id, self.scores[piece_id]))
-            if not any(end == pos + 1 for end, _ in found):
-                edges[pos + 1].append((pos, self.unk_id, self.unk_score))
+            for end, piece_id, score, _ in self.candidates(text, pos):
+                edges[end].append((pos, piece_id, score))
         # top[j]: up to k best (score, path) ending at j, kept sorted best first
         top: list[list[tuple[float, tuple]]] = [[] for _ in range(n + 1)]
         top[0] = [(0.0, ())]
