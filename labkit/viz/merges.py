@@ -8,14 +8,10 @@ Example: ``MergeTable(tok.merge_trace(" lower"))`` shows one row per merge in a 
 """
 from __future__ import annotations
 
-import html
-
 from labkit.algorithms.bpe import MergeTrace
 from labkit.algorithms.bytes_unicode import bytes_to_gpt2
 from labkit.core import LabkitError
-
-_CHIP = ("display:inline-block;margin:1px 2px;padding:0 4px;border:1px solid #999;"
-         "border-radius:3px;font-family:monospace;background:{bg}")
+from labkit.viz.merge_view import aligned_text, moment_html, steps_table_html, stepper
 
 
 def spell(part: bytes) -> str:
@@ -36,12 +32,8 @@ def parts_at(trace: MergeTrace, step: int) -> tuple[bytes, ...]:
     return trace.initial if step == 0 else trace.steps[step - 1].parts_after
 
 
-def _chips_html(parts, highlight: int | None = None) -> str:
-    out = []
-    for i, part in enumerate(parts):
-        bg = "#ffe08a" if i == highlight else "#f4f4f4"
-        out.append(f'<span style="{_CHIP.format(bg=bg)}">{html.escape(spell(part))}</span>')
-    return "".join(out)
+def _spelled(parts) -> list[str]:
+    return [spell(part) for part in parts]
 
 
 class MergeTable:
@@ -67,23 +59,15 @@ class MergeTable:
         return rows
 
     def __repr__(self) -> str:
-        header = ("step", "left", "right", "rank", "merged", "id", "parts")
-        rows = [header, *self.rows()]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        return aligned_text(("step", "left", "right", "rank", "merged", "id", "parts"), self.rows())
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in ("step", "pair", "rank", "merged", "id", "parts after"))
-        body = [f"<tr><td>0</td><td></td><td></td><td></td><td></td><td>{_chips_html(self.trace.initial)}</td></tr>"]
-        for s in self.trace.steps:
-            new_id = "" if self.token_id is None else html.escape(str(self.token_id(s.merged)))
-            pair = f"{html.escape(spell(s.left))} + {html.escape(spell(s.right))}"
-            body.append(
-                f"<tr><td>{s.step + 1}</td><td style='font-family:monospace'>{pair}</td><td>{s.rank}</td>"
-                f"<td style='font-family:monospace'>{html.escape(spell(s.merged))}</td><td>{new_id}</td>"
-                f"<td>{_chips_html(s.parts_after, highlight=s.position)}</td></tr>"
-            )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        steps = [
+            (s.step + 1, spell(s.left), spell(s.right), s.rank, spell(s.merged),
+             "" if self.token_id is None else str(self.token_id(s.merged)), _spelled(s.parts_after), s.position)
+            for s in self.trace.steps
+        ]
+        return steps_table_html("rank", "parts after", _spelled(self.trace.initial), steps)
 
 
 def step_html(trace: MergeTrace, step: int) -> str:
@@ -93,11 +77,10 @@ def step_html(trace: MergeTrace, step: int) -> str:
     """
     parts = parts_at(trace, step)
     if step == 0:
-        caption = f"start: {len(parts)} bytes"
-        return f"<div>{_chips_html(parts)}</div><div><small>{html.escape(caption)}</small></div>"
+        return moment_html(_spelled(parts), None, f"start: {len(parts)} bytes")
     s = trace.steps[step - 1]
     caption = f"step {step}: {spell(s.left)} + {spell(s.right)} -> {spell(s.merged)} (rank {s.rank})"
-    return f"<div>{_chips_html(parts, highlight=s.position)}</div><div><small>{html.escape(caption)}</small></div>"
+    return moment_html(_spelled(parts), s.position, caption)
 
 
 def merge_stepper(trace: MergeTrace):
@@ -107,13 +90,4 @@ def merge_stepper(trace: MergeTrace):
     Example: ``display(merge_stepper(tok.merge_trace(" tokenization")))``
     Introduced in notebook ``02_bpe_byte_level``.
     """
-    import ipywidgets as widgets
-
-    slider = widgets.IntSlider(value=0, min=0, max=len(trace.steps), description="merges")
-    view = widgets.HTML(step_html(trace, 0))
-
-    def on_change(change):
-        view.value = step_html(trace, change["new"])
-
-    slider.observe(on_change, names="value")
-    return widgets.VBox([slider, view])
+    return stepper(len(trace.steps), lambda step: step_html(trace, step))

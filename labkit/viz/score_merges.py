@@ -9,14 +9,11 @@ Example: ``ScoreMergeTable("▁Hello", steps)`` shows one row per merge in a not
 """
 from __future__ import annotations
 
-import html
 from typing import Callable, Sequence
 
 from labkit.algorithms.spm_bpe import MergeStep
 from labkit.core import LabkitError
-
-_CHIP = ("display:inline-block;margin:1px 2px;padding:0 4px;border:1px solid #999;"
-         "border-radius:3px;font-family:monospace;background:{bg}")
+from labkit.viz.merge_view import aligned_text, moment_html, steps_table_html, stepper
 
 
 def _position(symbols: Sequence[str], start: int) -> int | None:
@@ -27,14 +24,6 @@ def _position(symbols: Sequence[str], start: int) -> int | None:
             return index
         pos += len(symbol)
     return None
-
-
-def _chips(symbols: Sequence[str], highlight: int | None = None) -> str:
-    out = []
-    for index, symbol in enumerate(symbols):
-        bg = "#ffe08a" if index == highlight else "#f4f4f4"
-        out.append(f'<span style="{_CHIP.format(bg=bg)}">{html.escape(symbol)}</span>')
-    return "".join(out)
 
 
 class ScoreMergeTable:
@@ -73,23 +62,15 @@ class ScoreMergeTable:
         return rows
 
     def __repr__(self) -> str:
-        header = ("step", "left", "right", "score", "merged", "id", "symbols")
-        rows = [header, *self.rows()]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        return aligned_text(("step", "left", "right", "score", "merged", "id", "symbols"), self.rows())
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in ("step", "pair", "score", "merged", "id", "symbols after"))
-        body = [f"<tr><td>0</td><td></td><td></td><td></td><td></td><td>{_chips(self.text)}</td></tr>"]
-        for s in self.steps:
-            new_id = "" if self.token_id is None else html.escape(str(self.token_id(s.merged)))
-            pair = f"{html.escape(s.left)} + {html.escape(s.right)}"
-            body.append(
-                f"<tr><td>{s.step}</td><td style='font-family:monospace'>{pair}</td><td>{s.score:g}</td>"
-                f"<td style='font-family:monospace'>{html.escape(s.merged)}</td><td>{new_id}</td>"
-                f"<td>{_chips(s.symbols, _position(s.symbols, s.start))}</td></tr>"
-            )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        steps = [
+            (s.step, s.left, s.right, f"{s.score:g}", s.merged,
+             "" if self.token_id is None else str(self.token_id(s.merged)), s.symbols, _position(s.symbols, s.start))
+            for s in self.steps
+        ]
+        return steps_table_html("score", "symbols after", self.text, steps)
 
     def step_html(self, step: int) -> str:
         """HTML for one moment: the symbols after ``step`` merges, the last merge lit.
@@ -98,10 +79,10 @@ class ScoreMergeTable:
         """
         symbols = self.symbols_at(step)
         if step == 0:
-            return f"<div>{_chips(symbols)}</div><div><small>start: {len(symbols)} characters</small></div>"
+            return moment_html(symbols, None, f"start: {len(symbols)} characters")
         s = self.steps[step - 1]
         caption = f"step {step}: {s.left} + {s.right} -> {s.merged} (score {s.score:g})"
-        return f"<div>{_chips(symbols, _position(symbols, s.start))}</div><div><small>{html.escape(caption)}</small></div>"
+        return moment_html(symbols, _position(symbols, s.start), caption)
 
 
 def score_merge_stepper(table: ScoreMergeTable):
@@ -109,13 +90,4 @@ def score_merge_stepper(table: ScoreMergeTable):
     fallback). Example: ``display(score_merge_stepper(table))``
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
-    import ipywidgets as widgets
-
-    slider = widgets.IntSlider(value=0, min=0, max=len(table.steps), description="merges")
-    view = widgets.HTML(table.step_html(0))
-
-    def on_change(change):
-        view.value = table.step_html(change["new"])
-
-    slider.observe(on_change, names="value")
-    return widgets.VBox([slider, view])
+    return stepper(len(table.steps), table.step_html)
