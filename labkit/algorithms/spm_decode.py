@@ -22,7 +22,7 @@ Example: ``SpmDecoder.from_vocab(vocab).decode(ids)`` (a ``.model`` vocab decode
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece
 from labkit.algorithms.charsmap import SPACE_SYMBOL, decode_bytes_per_byte
@@ -52,6 +52,41 @@ def bytes_all_or_nothing(data: bytes | bytearray) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return "\ufffd" * len(data)
+
+
+def join_runs(
+    ids: Sequence[int],
+    special_ids: frozenset[int] | set[int],
+    tokens: Sequence[str],
+    decode_run: Callable[[list[int]], str],
+    *,
+    skip_special_tokens: bool,
+    add_dummy_prefix: bool,
+) -> str:
+    """Decode ids with a sentencepiece-style ``decode_run``, which knows nothing of labkit's
+    special ids: each run of ordinary ids between them is decoded on its own, the special
+    ids are spelled out (or skipped; the run still ends there), and the dummy-prefix space
+    that sentencepiece strips from every run is put back on all but the text's first.
+    labkit's own decoder and its ``sentencepiece`` engine both decode this way.
+
+    Example: ``join_runs([11, 2, 11], {2}, tokens, sp.decode, skip_special_tokens=False, add_dummy_prefix=True)`` -> ``'a</s> a'``
+    Introduced in notebook ``03_bpe_sentencepiece``.
+    """
+    out: list[str] = []
+    run: list[int] = []
+    for i in [*ids, None]:
+        if i is not None and i not in special_ids:
+            run.append(i)
+            continue
+        if run:
+            text = decode_run(run)
+            if out and add_dummy_prefix and tokens[run[0]].startswith(SPACE_SYMBOL):
+                text = " " + text
+            out.append(text)
+            run = []
+        if i is not None and not skip_special_tokens:
+            out.append(tokens[i])
+    return "".join(out)
 
 
 class SpmDecoder:
@@ -155,33 +190,12 @@ class SpmDecoder:
 
     # -- sentencepiece ----------------------------------------------------------
     def like_sentencepiece(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
-        """sentencepiece's Decode on each run between special ids, which are spelled out (or
-        skipped: the run still ends there, as labkit's sentencepiece engine does).
+        """sentencepiece's Decode on each run between special ids (see :func:`join_runs`).
 
         Example: ``decoder.like_sentencepiece([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
         """
-        special, tokens = self.special_ids, self.tokens
-        out: list[str] = []
-        run: list[int] = []
-        for i in ids:
-            if i in special:
-                if run:
-                    out.append(self._run_text(run, bool(out)))
-                    run = []
-                if not skip_special_tokens:
-                    out.append(tokens[i])
-            else:
-                run.append(i)
-        if run:
-            out.append(self._run_text(run, bool(out)))
-        return "".join(out)
-
-    def _run_text(self, run: list[int], after_something: bool) -> str:
-        text = self.sentencepiece_run(run)
-        # sentencepiece strips the dummy space of every run; only the start of the text loses it
-        if after_something and self.add_dummy_prefix and self.tokens[run[0]].startswith(SPACE_SYMBOL):
-            return " " + text
-        return text
+        return join_runs(ids, self.special_ids, self.tokens, self.sentencepiece_run,
+                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self.add_dummy_prefix)
 
     def sentencepiece_run(self, ids: Sequence[int]) -> str:
         """SentencePieceProcessor.Decode on ids with no special cut: control pieces vanish,

@@ -75,19 +75,29 @@ class LabkitTokenizer(Tokenizer):
 
     def _frame(self, ids, offsets, text_length):
         """Add BOS/EOS (or [CLS] ... [SEP]) as the model's config says."""
-        sp = self.vocab.specials
-        if sp.add_cls_sep:
-            if sp.cls_id is None or sp.sep_id is None:
-                raise LabkitError(f"{self.name}: add_special_tokens needs [CLS] and [SEP] ids, which this vocab lacks")
-            return [sp.cls_id, *ids, sp.sep_id], [(0, 0), *offsets, (0, 0)]
-        if sp.add_bos and sp.bos_id is not None:
-            ids, offsets = [sp.bos_id, *ids], [(0, 0), *offsets]
-        if sp.add_eos and sp.eos_id is not None:
-            ids, offsets = [*ids, sp.eos_id], [*offsets, (text_length, text_length)]
-        return ids, offsets
+        return frame(self.vocab, ids, offsets, text_length)
 
     def _drop_special(self, ids: list[int]) -> list[int]:
         """The ids that skip_special_tokens keeps."""
         special = self._special_ids()
         types = self.vocab.token_types
         return [i for i in ids if i not in special and types[i] != 3]
+
+
+def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text_length: int):
+    """``add_special_tokens``: (ids, offsets) with BOS/EOS (or [CLS] ... [SEP]) added as the
+    model's config says; the engines that split added tokens themselves all frame this way.
+
+    Example: ``frame(vocab, [15043], [(0, 5)], 5)`` -> ``([1, 15043], [(0, 0), (0, 5)])`` (llama-spm)
+    Introduced in notebook ``07_special_tokens_chat_templates``.
+    """
+    sp = vocab.specials
+    if sp.add_cls_sep:
+        if sp.cls_id is None or sp.sep_id is None:
+            raise LabkitError(f"{vocab.name}: add_special_tokens needs [CLS] and [SEP] ids, which this vocab lacks")
+        return [sp.cls_id, *ids, sp.sep_id], [(0, 0), *offsets, (0, 0)]
+    if sp.add_bos and sp.bos_id is not None:
+        ids, offsets = [sp.bos_id, *ids], [(0, 0), *offsets]
+    if sp.add_eos and sp.eos_id is not None:
+        ids, offsets = [*ids, sp.eos_id], [*offsets, (text_length, text_length)]
+    return ids, offsets

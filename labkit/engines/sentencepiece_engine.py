@@ -14,6 +14,7 @@ from __future__ import annotations
 import sentencepiece
 
 from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.algorithms.spm_decode import join_runs
 from labkit.core import (
     MODEL_SPM_BPE,
     MODEL_UNIGRAM,
@@ -24,9 +25,8 @@ from labkit.core import (
     Tokenizer,
     VocabData,
 )
+from labkit.engines.base import frame
 from labkit.formats.spm_model import write_model_proto
-
-SPIECE_UNDERLINE = "\u2581"
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -42,6 +42,8 @@ class SentencePieceTokenizer(Tokenizer):
         super().__init__(vocab, backend=backend)
         self._splitter = AddedTokenSplitter(vocab.added_tokens)
         self._dummy_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
+        # what is_special_id says, as a set: control pieces and special added tokens
+        self._special_ids_all = frozenset(i for i in range(len(vocab.tokens)) if self.is_special_id(i))
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         ids: list[int] = []
@@ -57,43 +59,21 @@ class SentencePieceTokenizer(Tokenizer):
                 raise LabkitError(f"{self.name}: sentencepiece could not encode {text[start:end][:40]!r}: {exc}") from None
             ids.extend(result["ids"])
             offsets.extend((start + a, start + b) for a, b in result["offsets"])
-        sp = self.vocab.specials
-        if add_special_tokens and sp.add_bos and sp.bos_id is not None:
-            ids.insert(0, sp.bos_id)
-            offsets.insert(0, (0, 0))
-        if add_special_tokens and sp.add_eos and sp.eos_id is not None:
-            ids.append(sp.eos_id)
-            offsets.append((len(text), len(text)))
+        if add_special_tokens:
+            ids, offsets = frame(self.vocab, ids, offsets, len(text))
         return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        # sentencepiece drops control ids; labkit spells them (unless skipped), so decode the
-        # ordinary runs between them with sentencepiece and put the spellings back in between
-        out: list[str] = []
-        run: list[int] = []
+        # sentencepiece drops control ids; labkit spells them (unless skipped), so the ordinary
+        # runs between them are decoded by sentencepiece and the spellings put back in between
+        return join_runs(ids, self._special_ids_all, self.vocab.tokens, self._decode_run,
+                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self._dummy_prefix)
 
-        def flush() -> None:
-            if not run:
-                return
-            try:
-                piece = self.backend.decode(run)
-            except Exception as exc:
-                raise LabkitError(f"{self.name}: sentencepiece could not decode: {exc}") from None
-            # sentencepiece strips the dummy-prefix space of every run; only the text's start loses it
-            if out and self._dummy_prefix and self.vocab.tokens[run[0]].startswith(SPIECE_UNDERLINE):
-                piece = " " + piece
-            out.append(piece)
-            run.clear()
-
-        for i in ids:
-            if self.is_special_id(i):
-                flush()
-                if not skip_special_tokens:
-                    out.append(self.vocab.tokens[i])
-            else:
-                run.append(i)
-        flush()
-        return "".join(out)
+    def _decode_run(self, run: list[int]) -> str:
+        try:
+            return self.backend.decode(run)
+        except Exception as exc:
+            raise LabkitError(f"{self.name}: sentencepiece could not decode: {exc}") from None
 
 
 def build(vocab: VocabData) -> SentencePieceTokenizer:

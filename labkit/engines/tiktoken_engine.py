@@ -28,6 +28,7 @@ from labkit.core import (
     Tokenizer,
     VocabData,
 )
+from labkit.engines.base import frame
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -65,13 +66,8 @@ class TiktokenTokenizer(Tokenizer):
         offsets = self._char_offsets(ids, normalized)
         if char_map is not None:
             offsets = [_map_back(char_map, start, end) for start, end in offsets]
-        sp = self.vocab.specials
-        if add_special_tokens and sp.add_bos and sp.bos_id is not None:
-            ids.insert(0, sp.bos_id)
-            offsets.insert(0, (0, 0))
-        if add_special_tokens and sp.add_eos and sp.eos_id is not None:
-            ids.append(sp.eos_id)
-            offsets.append((len(text), len(text)))
+        if add_special_tokens:
+            ids, offsets = frame(self.vocab, ids, offsets, len(text))
         return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
 
     def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
