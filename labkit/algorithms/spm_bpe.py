@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
+from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_NORMAL,
-    TOKEN_UNKNOWN,
     TOKEN_UNUSED,
     TOKEN_USER_DEFINED,
     LabkitError,
@@ -83,30 +83,18 @@ class SpmBpeModel:
         unk_id: int | None = None,
         byte_fallback: bool = False,
     ):
-        n = len(tokens)
-        if token_types is None:
-            token_types = [TOKEN_NORMAL] * n
-        if len(scores) != n or len(token_types) != n:
-            raise LabkitError(f"SpmBpeModel: {n} tokens but {len(scores)} scores and {len(token_types)} types")
+        self.types = check_piece_table("SpmBpeModel", tokens, scores, token_types)
         self.tokens = list(tokens)
         self.scores = [float(s) for s in scores]
-        self.types = list(token_types)
         mergeable: dict[str, int] = {}
         reserved: dict[str, int] = {}
         for index, (piece, kind) in enumerate(zip(self.tokens, self.types)):
-            if not isinstance(piece, str):
-                raise LabkitError(f"SpmBpeModel: token #{index} is {type(piece).__name__}, not str")
             # sentencepiece keeps the first id of a duplicated spelling
             (mergeable if kind in MERGEABLE_TYPES else reserved).setdefault(piece, index)
         self.mergeable = mergeable
         # PieceToId: reserved pieces (control, unknown, byte) first, then the rest
         self.piece_to_id = {**mergeable, **reserved}
-        if unk_id is None:
-            unknown = [i for i, kind in enumerate(self.types) if kind == TOKEN_UNKNOWN]
-            unk_id = unknown[0] if unknown else None
-        if unk_id is not None and not 0 <= unk_id < n:
-            raise LabkitError(f"SpmBpeModel: unk_id {unk_id} is outside the vocabulary (0..{n - 1})")
-        self.unk_id = unk_id
+        self.unk_id = unknown_id("SpmBpeModel", self.types, unk_id, required=False)
         self.unused = frozenset(i for i, kind in enumerate(self.types) if kind == TOKEN_UNUSED)
         self.user_defined = tuple(sorted(
             (t for t, kind in zip(self.tokens, self.types) if kind == TOKEN_USER_DEFINED and t),

@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece
+from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_NORMAL,
-    TOKEN_UNKNOWN,
     TOKEN_UNUSED,
     TOKEN_USER_DEFINED,
     LabkitError,
@@ -323,30 +323,13 @@ class UnigramModel:
         byte_fallback: bool = False,
         float32_sums: bool | None = None,
     ):
-        n = len(pieces)
-        if types is None:
-            types = [TOKEN_NORMAL] * n
-        if len(scores) != n or len(types) != n:
-            raise LabkitError(f"UnigramModel: {n} pieces but {len(scores)} scores and {len(types)} types")
+        self.types = check_piece_table("UnigramModel", pieces, scores, types)
         self.pieces = list(pieces)
-        self.types = list(types)
         self.sentencepiece = bool(sentencepiece)
         self.float32_sums = self.sentencepiece if float32_sums is None else bool(float32_sums)
         self.byte_fallback = bool(byte_fallback)
-        normal_scores = []
-        for i, (piece, score, kind) in enumerate(zip(self.pieces, scores, self.types)):
-            if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
-                raise LabkitError(f"UnigramModel: score of piece {i} ({piece!r}) is not a number: {score!r}")
-            if kind == TOKEN_NORMAL:
-                normal_scores.append(to_float32(float(score)))
-        if unk_id is None:
-            unknown = [i for i, kind in enumerate(self.types) if kind == TOKEN_UNKNOWN]
-            if not unknown:
-                raise LabkitError("UnigramModel: the vocabulary has no UNKNOWN piece")
-            unk_id = unknown[0]
-        if not 0 <= unk_id < n:
-            raise LabkitError(f"UnigramModel: unk id {unk_id} is outside the vocabulary (0..{n - 1})")
-        self.unk_id = unk_id
+        normal_scores = [to_float32(float(score)) for score, kind in zip(scores, self.types) if kind == TOKEN_NORMAL]
+        self.unk_id = unknown_id("UnigramModel", self.types, unk_id, required=True)
         # both references keep min/max over NORMAL pieces as 32-bit floats
         self.min_score = min(normal_scores) if normal_scores else 3.4028234663852886e38
         self.unk_score = to_float32(self.min_score - UNK_PENALTY)
