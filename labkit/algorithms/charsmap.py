@@ -357,9 +357,9 @@ class SpmNormalizer:
         self._prepare_fast_path()
 
     @classmethod
-    def from_vocab(cls, vocab) -> "SpmNormalizer":
+    def from_vocab(cls, vocab, *, compat: str = "sentencepiece") -> "SpmNormalizer":
         """The normaliser a VocabData's ``normalizer`` dict describes (user-defined pieces
-        from its token types).
+        from its token types); ``compat`` as for the constructor.
 
         Example: ``SpmNormalizer.from_vocab(read_spm_model(path)).normalize("Ｈｉ")`` -> ``'▁Hi'``
         """
@@ -372,6 +372,7 @@ class SpmNormalizer:
             escape_whitespaces=norm.get("escape_whitespaces", True),
             treat_whitespace_as_suffix=norm.get("treat_whitespace_as_suffix", False),
             user_defined=user,
+            compat=compat,
         )
 
     def __repr__(self) -> str:

@@ -23,7 +23,6 @@ from labkit.algorithms.unigram import Lattice, UnigramModel
 from labkit.core import (
     MODEL_UNIGRAM,
     TOKEN_UNKNOWN,
-    TOKEN_USER_DEFINED,
     Encoding,
     EngineUnavailable,
     LabkitError,
@@ -48,16 +47,8 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             # sentencepiece handles user-defined pieces itself (normaliser + lattice), so only
             # control tokens are split off before the model
             self.splitter = AddedTokenSplitter([a for a in vocab.added_tokens if a.special])
-        norm = dict(vocab.normalizer or {})
-        user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == TOKEN_USER_DEFINED and t]
-        self.normalizer = SpmNormalizer(
-            norm.get("charsmap"),
-            add_dummy_prefix=norm.get("add_dummy_prefix", True),
-            remove_extra_whitespaces=norm.get("remove_extra_whitespaces", True),
-            escape_whitespaces=norm.get("escape_whitespaces", True),
-            treat_whitespace_as_suffix=norm.get("treat_whitespace_as_suffix", False),
-            user_defined=user,
-            compat="sentencepiece" if self.sentencepiece_semantics else "llama.cpp",
+        self.normalizer = SpmNormalizer.from_vocab(
+            vocab, compat="sentencepiece" if self.sentencepiece_semantics else "llama.cpp"
         )
         self.model = UnigramModel(
             vocab.tokens,
