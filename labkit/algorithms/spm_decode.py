@@ -22,7 +22,7 @@ Example: ``SpmDecoder.from_vocab(vocab).decode(ids)`` (a ``.model`` vocab decode
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece
 from labkit.algorithms.charsmap import SPACE_SYMBOL, decode_bytes_per_byte
@@ -52,6 +52,26 @@ def bytes_all_or_nothing(data: bytes | bytearray) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return "\ufffd" * len(data)
+
+
+def byte_runs(ids: Sequence[int], byte_values: dict[int, int]) -> Iterator[int | bytes]:
+    """The ids, with each run of byte pieces (``byte_values``: id -> byte) joined into one
+    ``bytes``: both references read a byte run as UTF-8 as a whole.
+
+    Example: ``list(byte_runs([5, 200, 201, 6], {200: 0xC3, 201: 0xA9}))`` -> ``[5, b'\xc3\xa9', 6]``
+    """
+    pending = bytearray()
+    for i in ids:
+        value = byte_values.get(i)
+        if value is not None:
+            pending.append(value)
+            continue
+        if pending:
+            yield bytes(pending)
+            pending.clear()
+        yield i
+    if pending:
+        yield bytes(pending)
 
 
 def join_runs(
@@ -167,21 +187,11 @@ class SpmDecoder:
 
         Example: ``decoder.like_tokenizers([4, 4, 11])`` -> ``'  a'`` (botchan-unigram)
         """
-        tokens, byte_values = self.tokens, self.byte_by_spelling
-        parts: list[str] = []
-        pending = bytearray()
-        for i in ids:
-            value = byte_values.get(i)
-            if value is not None:
-                pending.append(value)
-                continue
-            if pending:
-                parts.append(bytes_all_or_nothing(pending))
-                pending.clear()
-            parts.append(tokens[i].replace(SPACE_SYMBOL, " "))
-        if pending:
-            parts.append(bytes_all_or_nothing(pending))
-        text = "".join(parts)
+        tokens = self.tokens
+        text = "".join(
+            bytes_all_or_nothing(item) if isinstance(item, bytes) else tokens[item].replace(SPACE_SYMBOL, " ")
+            for item in byte_runs(ids, self.byte_by_spelling)
+        )
         if self.add_dummy_prefix:
             if self.treat_whitespace_as_suffix:
                 return text[:-1] if text.endswith(" ") else text
@@ -203,22 +213,17 @@ class SpmDecoder:
 
         Example: ``decoder.sentencepiece_run([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
         """
-        tokens, types, byte_values = self.tokens, self.types, self.byte_by_type
+        tokens, types = self.tokens, self.types
         strip_leading = self.add_dummy_prefix or self.remove_extra_whitespaces
         text: list[str] = []
-        pending = bytearray()
         at_start = True        # sentencepiece's is_bos_ws: a leading ▁ may still be consumed
         consumed = False       # the previous piece gave up its leading ▁
         produced = False       # sentencepiece asks whether the text so far is non-empty
-        for i in ids:
-            value = byte_values.get(i)
-            if value is not None:
-                pending.append(value)
-                continue
-            if pending:
-                text.append(decode_bytes_per_byte(bytes(pending)))
-                pending.clear()
+        for i in byte_runs(ids, self.byte_by_type):
+            if isinstance(i, bytes):
+                text.append(decode_bytes_per_byte(i))
                 produced = True
+                continue
             if consumed or produced:
                 at_start = False
             consumed = False
@@ -236,6 +241,4 @@ class SpmDecoder:
                 consumed = not self.remove_extra_whitespaces
             text.append(piece.replace(SPACE_SYMBOL, " "))
             produced = produced or bool(piece)
-        if pending:
-            text.append(decode_bytes_per_byte(bytes(pending)))
         return "".join(text)
