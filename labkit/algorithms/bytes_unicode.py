@@ -19,6 +19,7 @@ Example: ``bytes_to_gpt2(" hello".encode())`` -> ``'Ġhello'``
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Iterable
 
 from labkit.core import LabkitError
 
@@ -167,6 +168,34 @@ def byte_fallback_piece(value: int) -> str:
     if not isinstance(value, int) or not 0 <= value <= 255:
         raise LabkitError(f"byte_fallback_piece() takes a byte value 0..255, got {value!r}")
     return f"<0x{value:02X}>"
+
+
+def char_spans(text: str, widths: Iterable[int]) -> list[tuple[int, int]]:
+    """Char (start, end) of consecutive runs of ``text``'s UTF-8 bytes, ``widths`` bytes each
+    (a token's bytes): a run holding part of a character gets all of it, and a run of width 0
+    is an empty span where it stands.
+
+    Example: ``char_spans("hé!", [1, 1, 1, 1])`` -> ``[(0, 1), (1, 2), (1, 2), (2, 3)]``
+    Introduced in notebook ``02_bpe_byte_level``.
+    """
+    spans = []
+    pos = 0
+    if text.isascii():  # bytes are chars
+        for width in widths:
+            spans.append((pos, pos + width))
+            pos += width
+        return spans
+    char_at_byte = []
+    for index, ch in enumerate(text):
+        char_at_byte.extend([index] * len(ch.encode("utf-8")))
+    for width in widths:
+        if width == 0:
+            point = char_at_byte[pos] if pos < len(char_at_byte) else len(text)
+            spans.append((point, point))
+            continue
+        spans.append((char_at_byte[pos], char_at_byte[pos + width - 1] + 1))
+        pos += width
+    return spans
 
 
 def parse_byte_piece(piece: str) -> int | None:

@@ -10,6 +10,7 @@ Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import threading
@@ -49,6 +50,23 @@ def library_failure(exc: BaseException) -> bool:
     Example: ``library_failure(ValueError())`` -> ``True``; ``library_failure(KeyboardInterrupt())`` -> ``False``
     """
     return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
+@contextlib.contextmanager
+def library_errors(message: str, kind: type[LabkitError] = LabkitError):
+    """Inside the block, an error raised by tokenizers (see :func:`library_failure`) becomes
+    ``kind("<message>: <ExceptionType>: <what it said>")``; labkit's own errors pass through.
+
+    Example: ``with library_errors(f"{name}: tokenizers could not decode"): backend.decode(ids)``
+    """
+    try:
+        yield
+    except LabkitError:
+        raise
+    except BaseException as exc:
+        if not library_failure(exc):
+            raise
+        raise kind(f"{message}: {type(exc).__name__}: {exc}") from None
 
 
 class HFTokenizer(Tokenizer):
@@ -100,12 +118,8 @@ class HFTokenizer(Tokenizer):
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         backend = self._backend_for(parse_special)
-        try:
+        with library_errors(f"{self.name}: tokenizers could not encode {text[:40]!r}"):
             enc = backend.encode(text, add_special_tokens=add_special_tokens)
-        except BaseException as exc:  # the library's errors (and Rust panics) become ours
-            if not library_failure(exc):
-                raise
-            raise LabkitError(f"{self.name}: tokenizers could not encode {text[:40]!r}: {exc}") from None
         return self._to_encoding(enc, backend)
 
     def encode_batch(self, texts: Iterable[str], *, add_special_tokens: bool = False, parse_special: bool = True) -> list[Encoding]:
@@ -118,12 +132,8 @@ class HFTokenizer(Tokenizer):
         texts = self._check_texts(texts)
         backend = self._backend_for(bool(parse_special))
         started = time.perf_counter()
-        try:
+        with library_errors(f"{self.name}: tokenizers could not encode a batch of {len(texts)} texts"):
             encodings = backend.encode_batch(texts, add_special_tokens=bool(add_special_tokens))
-        except BaseException as exc:
-            if not library_failure(exc):
-                raise
-            raise LabkitError(f"{self.name}: tokenizers could not encode a batch of {len(texts)} texts: {exc}") from None
         out = [self._to_encoding(enc, backend) for enc in encodings]
         if _metrics.ENABLED and out:
             share = (time.perf_counter() - started) / len(out)  # each text's share of the batch
@@ -132,16 +142,12 @@ class HFTokenizer(Tokenizer):
         return out
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        try:
+        with library_errors(f"{self.name}: tokenizers could not decode"):
             if self.vocab.model == MODEL_UNIGRAM and self.vocab.format != "hf_json":
                 # the backend's Unigram spells hidden pieces (<unk>) as placeholders: decode the vocab's spellings
                 keep = [i for i in ids if not (skip_special_tokens and self.is_special_id(i))]
                 return self.backend.decoder.decode([self.vocab.tokens[i] for i in keep])
             return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
-        except BaseException as exc:
-            if not library_failure(exc):
-                raise
-            raise LabkitError(f"{self.name}: tokenizers could not decode: {exc}") from None
 
 
 def build(vocab: VocabData) -> HFTokenizer:
@@ -151,7 +157,7 @@ def build(vocab: VocabData) -> HFTokenizer:
     Introduced in notebook ``00_tour``.
     """
     plain = None
-    try:
+    with library_errors(f"{vocab.name}: tokenizers could not build this vocabulary", FormatError):
         if vocab.format == "hf_json":
             backend = _from_tokenizer_json(vocab)
         elif vocab.model == MODEL_BPE_BYTE:
@@ -166,12 +172,6 @@ def build(vocab: VocabData) -> HFTokenizer:
             backend = _wordpiece(vocab)
         else:
             raise EngineUnavailable(f"{vocab.name}: the hf engine has no pipeline for model {vocab.model!r}")
-    except LabkitError:
-        raise
-    except BaseException as exc:  # a library failure on bad data
-        if not library_failure(exc):
-            raise
-        raise FormatError(f"{vocab.name}: tokenizers could not build this vocabulary: {type(exc).__name__}: {exc}") from None
     return HFTokenizer(vocab, backend=backend, plain_backend=plain)
 
 

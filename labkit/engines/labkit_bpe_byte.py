@@ -28,7 +28,7 @@ from labkit.algorithms.bpe import (
     concat_ranker,
     pair_ranker,
 )
-from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -163,26 +163,7 @@ class ByteLevelBPE(LabkitTokenizer):
 
     def _word_entry(self, word: str):
         ids = self.word_ids(word)
-        data_len = len(word.encode("utf-8"))
-        if data_len == len(word):
-            # ASCII: byte offsets are char offsets
-            spans = []
-            pos = 0
-            for token in ids:
-                end = pos + len(self.id_bytes[token])
-                spans.append((pos, end))
-                pos = end
-        else:
-            # char index of every byte, so a token maps to the chars its bytes touch
-            char_of = []
-            for ci, ch in enumerate(word):
-                char_of.extend([ci] * len(ch.encode("utf-8")))
-            spans = []
-            pos = 0
-            for token in ids:
-                end = pos + len(self.id_bytes[token])
-                spans.append((char_of[pos], char_of[end - 1] + 1))
-                pos = end
+        spans = char_spans(word, [len(self.id_bytes[token]) for token in ids])
         # a one-token word (the common case) is cached as its bare id: its span is the word
         entry = ids[0] if len(ids) == 1 else tuple((t, s, e) for t, (s, e) in zip(ids, spans))
         if len(self._cache) >= CACHE_MAX_ENTRIES:

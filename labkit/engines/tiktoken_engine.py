@@ -16,7 +16,7 @@ import unicodedata
 
 import tiktoken
 
-from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -72,22 +72,7 @@ class TiktokenTokenizer(Tokenizer):
 
     def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
         """(start, end) chars of each token: a token holding part of a character gets all of it."""
-        if text.isascii():
-            char_at_byte: list[int] | range = range(len(text))
-        else:
-            char_at_byte = []
-            for index, ch in enumerate(text):
-                char_at_byte.extend([index] * len(ch.encode("utf-8")))
-        out = []
-        pos = 0
-        for i in ids:
-            width = len(self._id_bytes[i] or b"")
-            if width == 0:
-                out.append((len(text), len(text)) if pos >= len(char_at_byte) else (char_at_byte[pos],) * 2)
-                continue
-            out.append((char_at_byte[pos], char_at_byte[pos + width - 1] + 1))
-            pos += width
-        return out
+        return char_spans(text, [len(self._id_bytes[i] or b"") for i in ids])
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         chunks = []
