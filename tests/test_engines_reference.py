@@ -132,22 +132,25 @@ def test_lone_surrogates_are_labkit_errors(name, engine):
         load(name, engine).encode("a\ud800b")
 
 
-def test_gguf_unigram_t5_is_served_like_the_model_file():
-    # no t5 GGUF is shipped: write the botchan Unigram model's arrays under GGUF keys and
-    # check both engines serve it exactly like the .model file itself
+def t5_gguf_vocab(src):
+    """A Unigram VocabData's arrays written under t5 GGUF keys and read back (no t5 GGUF is shipped)."""
     import gguf
 
     from labkit.formats.gguf import gguf_to_vocab
 
     keys = gguf.Keys.Tokenizer
-    src = load("botchan-unigram", "sentencepiece").vocab
     kv = {
         keys.MODEL: "t5", keys.LIST: list(src.tokens), keys.TOKEN_TYPE: list(src.token_types),
         keys.SCORES: list(src.scores), keys.UNK_ID: 0, keys.BOS_ID: 1, keys.EOS_ID: 2,
         keys.ADD_PREFIX: True, keys.REMOVE_EXTRA_WS: True, keys.ADD_BOS: False,
         keys.PRECOMPILED_CHARSMAP: list(src.normalizer["charsmap"]),
     }
-    vocab = gguf_to_vocab(kv, "synthetic-t5.gguf")
+    return gguf_to_vocab(kv, "synthetic-t5.gguf")
+
+
+def test_gguf_unigram_t5_is_served_like_the_model_file():
+    # the botchan Unigram model's arrays under GGUF keys: both engines serve it exactly like the .model file
+    vocab = t5_gguf_vocab(load("botchan-unigram", "sentencepiece").vocab)
     engines = [hf.build(vocab), sentencepiece_engine.build(vocab), load("botchan-unigram", "sentencepiece")]
     for text in ["Hello  world ", "ｈｅｌｌｏ ﬁ", " a\tb\n", "<s> x </s>", "日本"]:
         for parse_special in (True, False):

@@ -21,6 +21,7 @@ import labkit
 from labkit.algorithms.spm_decode import SpmDecoder, bytes_all_or_nothing, default_style
 from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_USER_DEFINED, AddedToken, LabkitError, VocabData
 from labkit.engines import hf, labkit_spm_bpe, labkit_unigram, sentencepiece_engine
+from test_engines_reference import t5_gguf_vocab
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SPACE = "\u2581"
@@ -187,20 +188,8 @@ def test_llama_gguf_decodes_like_tokenizers(data):
 
 @functools.lru_cache(maxsize=None)
 def t5_gguf() -> tuple[labkit.Tokenizer, labkit.Tokenizer]:
-    """(labkit, hf) over botchan-unigram's arrays written under t5 GGUF keys."""
-    import gguf
-
-    from labkit.formats.gguf import gguf_to_vocab
-
-    keys = gguf.Keys.Tokenizer
-    src = with_bytes(shipped("botchan-unigram", "sentencepiece").vocab)
-    kv = {
-        keys.MODEL: "t5", keys.LIST: list(src.tokens), keys.TOKEN_TYPE: list(src.token_types),
-        keys.SCORES: list(src.scores), keys.UNK_ID: 0, keys.BOS_ID: 1, keys.EOS_ID: 2,
-        keys.ADD_PREFIX: True, keys.REMOVE_EXTRA_WS: True, keys.ADD_BOS: False,
-        keys.PRECOMPILED_CHARSMAP: list(src.normalizer["charsmap"]),
-    }
-    vocab = gguf_to_vocab(kv, "synthetic-t5.gguf")
+    """(labkit, hf) over the derived botchan-unigram (byte pieces) written under t5 GGUF keys."""
+    vocab = t5_gguf_vocab(with_bytes(shipped("botchan-unigram", "sentencepiece").vocab))
     return labkit_unigram.build(vocab), hf.build(vocab)
 
 
