@@ -10,7 +10,7 @@ import labkit
 from labkit.algorithms import bpe
 from labkit.engines import hf
 from labkit.engines.labkit_bpe_byte import ByteLevelBPE
-from labkit.exercises_bpe import check_bpe, check_first_merges, check_gpt2_char, check_pretokens, check_utf8_length
+from labkit.exercises.bpe import check_bpe, check_first_merges, check_gpt2_char, check_pretokens, check_utf8_length
 from labkit.formats.gguf import read_gguf
 from labkit.paths import bundled_path
 from labkit.viz.merges import MergeTable, parts_at, step_html

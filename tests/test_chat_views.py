@@ -8,7 +8,7 @@ import pytest
 import labkit
 from labkit import chat
 from labkit.core import SpecialTokens
-from labkit.exercises_chat import check_plain_template, check_stop_ids, check_token_count
+from labkit.exercises.chat import check_plain_template, check_stop_ids, check_token_count
 from labkit.viz.chat import TemplateTable, compare_templates, prompt_view
 
 

@@ -216,7 +216,7 @@ def test_sentencepiece_keeps_its_own_unknown_surface():
 
 
 def test_tour_checkers_say_right_and_wrong(capsys):
-    from labkit.exercises_tour import check_fewest_tokens, check_round_trip, check_token_count, check_tokens
+    from labkit.exercises.tour import check_fewest_tokens, check_round_trip, check_token_count, check_tokens
 
     assert check_token_count("cl100k_base", "Hello world", 2) and not check_token_count("cl100k_base", "Hello world", 3)
     assert check_tokens("llama-spm", " Hello", ["▁", "▁Hello"])

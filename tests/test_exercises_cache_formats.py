@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import labkit
-from labkit.exercises_cache import check_cut, check_cut_before_special, check_entry_size, l1_entry_bytes
-from labkit.exercises_formats import check_error_names_file_and_place, check_private_repo, check_sniff
+from labkit.exercises.cache import check_cut, check_cut_before_special, check_entry_size, l1_entry_bytes
+from labkit.exercises.formats import check_error_names_file_and_place, check_private_repo, check_sniff
 from labkit.paths import bundled_path
 
 

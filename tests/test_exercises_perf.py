@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labkit
-from labkit.exercises_perf import check_percentile, check_rank_calls, percentile, rank_calls
+from labkit.exercises.perf import check_percentile, check_rank_calls, percentile, rank_calls
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,7 +7,7 @@ import pytest
 
 import labkit
 from labkit import LabkitError
-from labkit.exercises_stop import check_jail, check_shown, check_stop_filter
+from labkit.exercises.stop import check_jail, check_shown, check_stop_filter
 from labkit.streaming.stop import StopSequenceConfig, stop_timeline
 
 

@@ -285,7 +285,7 @@ pd.DataFrame(report).set_index("name")
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_tour import check_fewest_tokens, check_round_trip, check_token_count, check_tokens
+from labkit.exercises.tour import check_fewest_tokens, check_round_trip, check_token_count, check_tokens
 
 # 1. How many tokens does cl100k_base make of "internationalization"?
 answer_1 = None

@@ -178,7 +178,7 @@ for b in (0x20, 0x0A, 0xE6, 0xF0):
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_bpe import check_utf8_length, check_gpt2_char, check_gpt2_spelling
+from labkit.exercises.bpe import check_utf8_length, check_gpt2_char, check_gpt2_spelling
 
 # 1. How many UTF-8 bytes does "naïve 😀" take?
 answer_1 = None

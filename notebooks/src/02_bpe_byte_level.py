@@ -275,7 +275,7 @@ print(text_table(rows, ["vocab", "engine", "MB/s", "x tokenizers", "exact"]))
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_bpe import check_pretokens, check_bpe, check_first_merges
+from labkit.exercises.bpe import check_pretokens, check_bpe, check_first_merges
 
 # 1. Pre-tokens of "It's 2025!" for Llama-3 (pre "llama3")?
 answer_1 = None

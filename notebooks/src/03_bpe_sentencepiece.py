@@ -30,7 +30,7 @@ print(labkit.__version__)
 
 # %%
 from labkit.algorithms.spm_bpe import SpmBpeModel, MergeStep
-from labkit.exercises_spm import check_score_bpe
+from labkit.exercises.spm import check_score_bpe
 
 def toy_model(scores):
     pieces = ["<unk>", *scores]
@@ -487,7 +487,7 @@ print(text_table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_spm import check_llama_tokens, check_byte_pieces
+from labkit.exercises.spm import check_llama_tokens, check_byte_pieces
 
 # 1. Scores {"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}: what pieces does "abab" end as?
 answer_1 = None

@@ -222,7 +222,7 @@ print(text_table(rows, ["vocab", "engine", "MB/s", "x tokenizers", "exact"]))
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_wordpiece import check_basic_words, check_wordpiece, check_bert_tokens
+from labkit.exercises.wordpiece import check_basic_words, check_wordpiece, check_bert_tokens
 
 # 1. The words of "Ça coûte 5$ (environ)!" after the basic tokenizer?
 answer_1 = None

@@ -308,7 +308,7 @@ bench[["engine", "MB/s", "x sentencepiece", "x sp same output", "exact"]]
 # 3. Which tokens does the botchan model give `Botchan`?
 
 # %%
-from labkit.exercises_unigram import check_best_score, check_botchan_tokens, check_viterbi
+from labkit.exercises.unigram import check_best_score, check_botchan_tokens, check_viterbi
 
 check_viterbi({"a": -1, "b": -2, "ab": -3.5}, "ab", ["a", "b"])
 check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])

@@ -327,7 +327,7 @@ print(f"full-width lines (a trie walk per char): labkit {wide_mb / seconds(lambd
 # 2. What does the charsmap replace `⑦` with? And `ﬀ`? And plain `a`?
 
 # %%
-from labkit.exercises_unigram import check_charsmap_replacement, check_normalized
+from labkit.exercises.unigram import check_charsmap_replacement, check_normalized
 
 check_normalized("Ｆｕｌｌ  ｗｉｄｔｈ", "▁Full▁width")
 check_charsmap_replacement("⑦", "7")

@@ -463,7 +463,7 @@ assert labkit.render_chat_template(qwen3, raw_turn) == labkit.render_chat_templa
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_chat import check_plain_template, check_stop_ids, check_token_count
+from labkit.exercises.chat import check_plain_template, check_stop_ids, check_token_count
 
 # 1. How many Qwen2 ids does "<|im_start|>assistant\n" become with special tokens parsed?
 answer_1 = None

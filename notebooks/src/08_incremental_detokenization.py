@@ -584,7 +584,7 @@ assert "".join(visible) == "Answer: 42" and stripper.reasoning == "hmm 🫨"
 #    Llama-2. The per-token decoder below fails; `DecodeStream` passes.
 
 # %%
-from labkit.streaming.exercises import check_detokenizer, check_split_character, check_utf8_decoder
+from labkit.exercises.stream import check_detokenizer, check_split_character, check_utf8_decoder
 
 gpt2 = labkit.load("gpt2")
 my_ids = gpt2.encode("🫨").ids  # replace with your own find

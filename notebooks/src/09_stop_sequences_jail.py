@@ -516,7 +516,7 @@ display(pd.DataFrame(rows))
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
 # %%
-from labkit.exercises_stop import check_jail, check_shown, check_stop_filter
+from labkit.exercises.stop import check_jail, check_shown, check_stop_filter
 
 # 1. Stops ["<|im_end|>", "<|eot_id|>"]; the text so far is "Done.<|e". What is in the jail?
 answer_1 = None

@@ -237,7 +237,7 @@ pd.Series({k: f"{v * 1e3:.3f} ms" for k, v in timings.items()})
 #    entry for the realistic-chat prompt above? `check_entry_size(prompt, answer)`.
 
 # %%
-from labkit.exercises_cache import check_cut, check_cut_before_special, check_entry_size
+from labkit.exercises.cache import check_cut, check_cut_before_special, check_entry_size
 
 answer_cut, answer_changes = None, None
 if answer_cut is not None:

@@ -241,7 +241,7 @@ for key in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_DISABLE_PROGRESS_BARS"):
 #    it with and without `os.environ["HF_TOKEN"] = "secret"`: `check_private_repo(without, with_)`.
 
 # %%
-from labkit.exercises_formats import check_error_names_file_and_place, check_private_repo, check_sniff
+from labkit.exercises.formats import check_error_names_file_and_place, check_private_repo, check_sniff
 
 # the checkers in action, on answers worked out here (one wrong on purpose)
 work = Path(tempfile.mkdtemp(prefix="labkit-nb11-try-"))

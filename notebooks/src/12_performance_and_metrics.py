@@ -438,7 +438,7 @@ threads
 # wraps the ranker in a counter).
 
 # %%
-from labkit.exercises_perf import rank_calls
+from labkit.exercises.perf import rank_calls
 
 word_bytes = lambda n: ("abcdefgh" * n)[:n].encode()
 calls = pd.DataFrame([dict(zip(("bytes", "naive rank calls", "heap rank calls"), (n, *rank_calls(word_bytes(n), gpt2.pair_ranks))))
@@ -734,7 +734,7 @@ print("\n".join(l for l in text.splitlines() if l.startswith("labkit_encode_dura
 #    Does the counter ever move? Which part of labkit's encode lets it?
 
 # %%
-from labkit.exercises_perf import check_percentile, check_rank_calls
+from labkit.exercises.perf import check_percentile, check_rank_calls
 
 ranks = {(b"a", b"b"): 0, (b"ab", b"ab"): 1, (b"abab", b"abab"): 2}
 ok = check_rank_calls(b"abababab", ranks, naive_calls=0, heap_calls=0)  # replace the zeros

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from labkit.core import LabkitError
+from labkit.exercises import verdict as _verdict
 
 
 @lru_cache(maxsize=None)
@@ -17,11 +18,6 @@ def _qwen():
     from labkit.factory import load
 
     return load("qwen2", engine="hf")
-
-
-def _verdict(ok: bool, hint: str) -> bool:
-    print("right" if ok else f"wrong: {hint}")
-    return ok
 
 
 def cut_changes_ids(text: str, cut: int) -> bool:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from labkit.core import LabkitError
+from labkit.exercises import verdict as _verdict
 
 # the reference engine used for each bundled name in the tour
 TOUR_REFERENCE = {
@@ -31,11 +32,6 @@ def _reference(name: str):
     if name not in TOUR_REFERENCE:
         raise LabkitError(f"the tour's checkers know {', '.join(TOUR_REFERENCE)}, not {name!r}")
     return load(name, engine=TOUR_REFERENCE[name])
-
-
-def _verdict(ok: bool, hint: str) -> bool:
-    print("right" if ok else f"wrong: {hint}")
-    return ok
 
 
 def check_token_count(name: str, text: str, answer: int) -> bool:

@@ -13,11 +13,7 @@ from typing import Sequence
 
 from labkit.algorithms.bert_basic import BertBasicTokenizer
 from labkit.algorithms.wordpiece import WordPiece
-
-
-def _verdict(ok: bool, hint: str) -> bool:
-    print("right" if ok else f"wrong: {hint}")
-    return ok
+from labkit.exercises import verdict as _verdict
 
 
 @lru_cache(maxsize=1)

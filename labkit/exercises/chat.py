@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from labkit.chat import ChatTemplateError, end_of_generation_ids, render_chat_template
 from labkit.core import LabkitError
-
-
-def _verdict(ok: bool, hint: str) -> bool:
-    print("right" if ok else f"wrong: {hint}")
-    return ok
+from labkit.exercises import verdict as _verdict
 
 
 def check_token_count(tok, text: str, answer: int, *, parse_special: bool = True) -> bool:

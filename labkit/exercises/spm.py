@@ -13,11 +13,7 @@ from typing import Mapping, Sequence
 
 from labkit.algorithms.spm_bpe import SpmBpeModel, byte_piece
 from labkit.core import LabkitError
-
-
-def _verdict(ok: bool, hint: str) -> bool:
-    print("right" if ok else f"wrong: {hint}")
-    return ok
+from labkit.exercises import verdict as _verdict
 
 
 @lru_cache(maxsize=1)
