@@ -14,10 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
-from labkit.factory import build_engine
-from labkit.formats.detect import read_vocab
-from labkit.paths import bundled_path
-from labkit.core import TOKEN_CONTROL, EngineUnavailable, LabkitError
+from labkit.core import TOKEN_CONTROL, LabkitError
 from labkit.streaming.decode_stream import MAX_HELD, DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.utf8 import byte_token_ids
 from labkit.streaming.window_diff import WindowDiffDecoder
@@ -31,27 +28,7 @@ MULTIBYTE = "éü—中文🫨😀€ß"
 PROFILE = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-@functools.lru_cache(maxsize=None)
-def vocab_of(name: str):
-    return read_vocab(bundled_path(name))  # read once, shared by the engines built over it
-
-
-@functools.lru_cache(maxsize=None)
-def load(name: str, engine: str):
-    """The tokenizer, or the reason it cannot be built (EngineUnavailable is a plain skip)."""
-    try:
-        return build_engine(vocab_of(name), engine)
-    except EngineUnavailable as exc:
-        return exc
-    except Exception as exc:  # an engine still being written elsewhere: not this file's subject
-        return RuntimeError(f"could not build: {type(exc).__name__}: {exc}")
-
-
-def tokenizer(name: str, engine: str):
-    tok = load(name, engine)
-    if isinstance(tok, Exception):
-        pytest.skip(f"{name}/{engine}: {tok}")
-    return tok
+from engine_pairs import tokenizer  # noqa: E402  (skips only pairs an engine cannot serve)
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import codecs
-import functools
 import re
 
 import pytest
@@ -19,10 +18,7 @@ from hypothesis import strategies as st
 from tokenizers.decoders import DecodeStream as ReferenceDecodeStream
 
 import labkit
-from labkit.factory import build_engine
-from labkit.formats.detect import read_vocab
-from labkit.paths import bundled_path
-from labkit.core import EngineUnavailable, LabkitError
+from labkit.core import LabkitError
 from labkit.streaming.decode_stream import DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.naive import FullRedecodeDecoder, PerTokenDecoder
 from labkit.streaming.think import ThinkStripper, partial_tag_length
@@ -33,27 +29,7 @@ from labkit.vectors import load_vectors
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-@functools.lru_cache(maxsize=None)
-def vocab_of(name: str):
-    return read_vocab(bundled_path(name))  # read once, shared by the engines built over it
-
-
-@functools.lru_cache(maxsize=None)
-def load(name: str, engine: str):
-    """The tokenizer, or the reason it cannot be built (EngineUnavailable is a plain skip)."""
-    try:
-        return build_engine(vocab_of(name), engine)
-    except EngineUnavailable as exc:
-        return exc
-    except Exception as exc:  # an engine still being written elsewhere: not this file's subject
-        return RuntimeError(f"could not build: {type(exc).__name__}: {exc}")
-
-
-def tokenizer(name, engine):
-    tok = load(name, engine)
-    if isinstance(tok, Exception):
-        pytest.skip(f"{name}/{engine}: {tok}")
-    return tok
+from engine_pairs import tokenizer  # noqa: E402  (skips only pairs an engine cannot serve)
 
 
 def joined(stream, ids):
