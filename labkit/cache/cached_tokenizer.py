@@ -61,11 +61,36 @@ class CacheConfig:
 
 @dataclass(frozen=True)
 class _Prefix:
-    """What L1 stores for one prefix: its ids, token strings and char offsets."""
+    """What L1 stores for one prefix: the ids, token strings and char offsets it adds to its
+    ``parent`` prefix (a chain, so a growing conversation shares its earlier turns instead of
+    copying them), and the token count of the whole prefix."""
 
+    parent: "_Prefix | None"
     ids: tuple[int, ...]
     tokens: tuple[str, ...]
     offsets: tuple[tuple[int, int], ...]
+    length: int
+
+    def chain(self) -> list["_Prefix"]:
+        """The prefixes from the first cut to this one."""
+        nodes, node = [], self
+        while node is not None:
+            nodes.append(node)
+            node = node.parent
+        nodes.reverse()
+        return nodes
+
+
+def _expand(entry: _Prefix) -> Encoding:
+    """A fresh Encoding (lists the caller may change) of everything a cache entry stands for."""
+    ids: list[int] = []
+    tokens: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    for node in entry.chain():
+        ids += node.ids
+        tokens += node.tokens
+        offsets += node.offsets
+    return Encoding(ids, tokens, offsets)
 
 
 class CachedTokenizer(Tokenizer):
@@ -104,13 +129,17 @@ class CachedTokenizer(Tokenizer):
             hit = self.l0.get(key)
             metrics.record_cache_lookup(self, "l0", hit is not None)
             if hit is not None:
-                return Encoding(list(hit.ids), list(hit.tokens), list(hit.offsets))
+                return _expand(hit)
+        node = None
         if self.l1 is not None:
-            enc = self._encode_with_prefixes(text, add_special_tokens, parse_special)
+            enc, node = self._encode_with_prefixes(text, add_special_tokens, parse_special)
         else:
             enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
         if key is not None:
-            self.l0.put(key, _Prefix(tuple(enc.ids), tuple(enc.tokens), tuple(enc.offsets)))
+            # link to the L1 prefix the ids start with, so only the tail is copied
+            n = node.length if node is not None and not add_special_tokens else 0
+            self.l0.put(key, _Prefix(node if n else None, tuple(enc.ids[n:]), tuple(enc.tokens[n:]),
+                                     tuple(enc.offsets[n:]), len(enc.ids)))
         return enc
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
@@ -182,7 +211,7 @@ class CachedTokenizer(Tokenizer):
             position = end
         return pieces
 
-    def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+    def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> tuple[Encoding, "_Prefix | None"]:
         cuts = self.boundaries.cut_points(text, parse_special)
         digests, prefix_bytes = [], []
         hasher = blake3.blake3(key=self.fingerprint)
@@ -206,29 +235,38 @@ class CachedTokenizer(Tokenizer):
             self.l1.get(b"")  # count the miss
         if cuts:
             metrics.record_cache_lookup(self, "l1", prefix is not None)
-        ids = list(prefix.ids) if prefix else []
-        tokens = list(prefix.tokens) if prefix else []
-        offsets = list(prefix.offsets) if prefix else []
         if prefix is not None:
+            reused = _expand(prefix)
+            ids, tokens, offsets = reused.ids, reused.tokens, reused.offsets
             self.prefix_tokens_reused += len(ids)
+        else:
+            ids, tokens, offsets = [], [], []
         position = cuts[start_index] if start_index >= 0 else 0
         new_cuts = cuts[start_index + 1 :]
         pieces = self._encode_suffix(text, position, new_cuts, parse_special)
         # a miss stores every prefix; a partial hit stores only the deepest new one, which is
-        # what the next turn of a growing conversation will share
+        # what the next turn of a growing conversation will share; each entry holds only what
+        # it adds to its parent
         deepest = len(new_cuts) - 1
+        parent, added_ids, added_tokens, added_offsets = prefix, [], [], []
         for k, (part_ids, part_tokens, part_offsets) in enumerate(pieces):
             ids += part_ids
             tokens += part_tokens
             offsets += part_offsets
-            if k <= deepest and (prefix is None or k == deepest):
+            if k > deepest:
+                break
+            added_ids += part_ids
+            added_tokens += part_tokens
+            added_offsets += part_offsets
+            if prefix is None or k == deepest:
                 index = start_index + 1 + k
-                entry = _Prefix(tuple(ids), tuple(tokens), tuple(offsets))
+                entry = _Prefix(parent, tuple(added_ids), tuple(added_tokens), tuple(added_offsets), len(ids))
                 self.l1.put(digests[index], entry, size=_entry_size(prefix_bytes[index], len(ids)))
+                parent, added_ids, added_tokens, added_offsets = entry, [], [], []
         if add_special_tokens:
             head, tail, tail_at_end = self._framing
             ids = [i for i, _, _ in head] + ids + [i for i, _, _ in tail]
             tokens = [t for _, t, _ in head] + tokens + [t for _, t, _ in tail]
             end_offsets = [(len(text), len(text)) if at_end else off for (_, _, off), at_end in zip(tail, tail_at_end)]
             offsets = [o for _, _, o in head] + offsets + end_offsets
-        return Encoding(ids, tokens, offsets)
+        return Encoding(ids, tokens, offsets), parent
