@@ -137,3 +137,14 @@ def test_bad_repo_ids_are_refused_before_any_request():
     for bad in ("", "a/b/c", "/x", "x/"):
         with pytest.raises(labkit.LabkitError):
             download_tokenizer_files(bad)
+
+
+def test_offline_at_first_import_does_not_stick(hub_env, monkeypatch):
+    """huggingface_hub freezes HF_HUB_OFFLINE at import; labkit reads it at each call."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # as if imported while offline
+    with LocalHub(repos()) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        assert labkit.load("labkit-test/minilm").encode("hello").ids == labkit.load("minilm").encode("hello").ids
+    assert constants.HF_HUB_OFFLINE is True  # restored after the call

@@ -44,3 +44,15 @@ def test_run_clean_start_treats_silent_ids_as_part_of_a_run():
     assert run_clean_start([5, 10, 0, 7], 2, 0, byte_ids, silent.__contains__) == 2  # the window opens on text
     assert run_clean_start([10, 11, 12], 2, 1, byte_ids, silent.__contains__) == 1  # never past the floor
     assert run_clean_start([10, 11], 1, 0, frozenset(), silent.__contains__) == 1  # not run-sensitive
+
+
+@pytest.mark.parametrize("name", ["botchan-unigram", "botchan-bpe"])
+@pytest.mark.parametrize("engine", ["labkit", "sentencepiece"])
+def test_a_chunk_that_reads_as_nothing_keeps_earlier_context(name, engine):
+    """sentencepiece strips leading ▁ pieces: after '<unk>' '▁' the window [▁] decodes to ''
+    and ' the' would come out as 'the' without the context before it."""
+    tok = labkit.load(name, engine=engine)
+    ids = [tok.token_to_id("<unk>"), tok.token_to_id("▁"), tok.token_to_id("▁the"), tok.token_to_id("<unk>")]
+    assert None not in ids
+    stream = DecodeStream(tok)
+    assert "".join(stream.step_batch(ids)) + (stream.flush() or "") == tok.decode(ids)

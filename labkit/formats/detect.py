@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core import FormatError, LabkitError, VocabData
-from labkit.formats.hf_json import UTF8_BOM, apply_folder_files, parse_json, read_bytes
+from labkit.formats.files import read_bytes
+from labkit.formats.hf_json import UTF8_BOM, apply_folder_files, parse_json
 
 # what sniff() can answer
 FORMATS = (

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.formats.files import read_bytes
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -73,18 +74,6 @@ def parse_json(data: bytes, source: str) -> Any:
         raise FormatError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
     except (ValueError, RecursionError) as exc:  # e.g. a 5000-digit number or nesting too deep
         raise FormatError(f"{source}: invalid JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
-
-
-def read_bytes(path) -> bytes:
-    """A file's bytes; a missing or unreadable file is a FormatError naming it.
-
-    Example: ``read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"))[:5]`` -> ``b'[PAD]'``
-    Introduced in notebook ``11_factory_formats_hub``.
-    """
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def load_json_file(path) -> Any:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from labkit.core import LabkitError
@@ -33,6 +35,24 @@ TOKENIZER_PATTERNS = [
 ]
 _TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt")
 _TOKENIZER_SUFFIXES = (".model", ".tiktoken")
+
+
+# huggingface_hub reads HF_HUB_OFFLINE once, at import; labkit reads it at each call
+_OFFLINE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _hub_offline(offline: bool):
+    """Make huggingface_hub's offline switch say ``offline`` for one download, then restore it."""
+    from huggingface_hub import constants
+
+    with _OFFLINE_LOCK:
+        saved = constants.HF_HUB_OFFLINE
+        constants.HF_HUB_OFFLINE = offline
+        try:
+            yield
+        finally:
+            constants.HF_HUB_OFFLINE = saved
 
 
 def _truthy(value: str | None) -> bool:
@@ -96,15 +116,16 @@ def download_tokenizer_files(repo_id: str, *, revision: str | None = None, token
     where = f"{endpoint or 'the Hugging Face Hub'}"
     before = _snapshot_state(folder)
     try:
-        path = snapshot_download(
-            repo_id,
-            revision=revision,
-            cache_dir=str(cache),
-            allow_patterns=TOKENIZER_PATTERNS,
-            token=token or os.environ.get("HF_TOKEN") or None,
-            local_files_only=offline,
-            endpoint=endpoint,
-        )
+        with _hub_offline(offline):
+            path = snapshot_download(
+                repo_id,
+                revision=revision,
+                cache_dir=str(cache),
+                allow_patterns=TOKENIZER_PATTERNS,
+                token=token or os.environ.get("HF_TOKEN") or None,
+                local_files_only=offline,
+                endpoint=endpoint,
+            )
     except hf_errors.GatedRepoError:
         _clean_failed_download(folder, before)
         raise LabkitError(f"{repo_id}: the repo is gated on {where}; accept its terms and set HF_TOKEN") from None

@@ -14,9 +14,9 @@ Example: ``read_spm_model("data/sentencepiece/botchan_en_bpe_1000.model").model`
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 from typing import Any
 
+from labkit.formats.files import file_bytes
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -349,13 +349,7 @@ def read_spm_model(path, *, data: bytes | None = None) -> VocabData:
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
-    if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise FormatError(f"{source}: cannot read ({exc.strerror})") from None
-    if not data:
-        raise FormatError(f"{source}: file is empty")
+    data = file_bytes(path, data)
     return model_proto_to_vocab(parse_model_proto(data, source), source)
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+from labkit.formats.files import file_bytes
 from labkit.core import (
     TOKEN_CONTROL,
     TOKEN_NORMAL,
@@ -165,13 +166,7 @@ def read_tiktoken(path, *, pre: str | None = None, data: bytes | None = None) ->
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)
-    if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise FormatError(f"{source}: cannot read ({exc.strerror})") from None
-    if not data:
-        raise FormatError(f"{source}: file is empty")
+    data = file_bytes(path, data)
     digest = hashlib.sha256(data).hexdigest()
     name = identify_encoding(digest, source)
     ranks = parse_tiktoken_ranks(data, source)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, AddedToken, FormatError, SpecialTokens, VocabData
+from labkit.formats.files import read_bytes
 from labkit.formats.hf_json import (
     UTF8_BOM,
     check_merges,
     parse_json,
-    read_bytes,
     tokens_from_ids,
     vocab_from_mapping,
 )

@@ -346,10 +346,19 @@ class DecodeStream:
         prefix_len = len(self._prefix_text)
         if len(text) > prefix_len and text[-1] != REPLACEMENT and not self._open_run:
             # emit; the window now starts where this chunk's ids start
-            del ids[: self._read]
+            start = self._read
+            prefix = memo.get(tuple(ids[start:])) if len(ids) - start <= 3 else None
+            if prefix is None:
+                prefix = self._decode(ids[start:])
+            if prefix == "" and start > 0:
+                # blind: the chunk reads as nothing on its own (a SentencePiece decoder strips
+                # leading ▁ pieces, or skipped specials), so the next word could lose its space;
+                # keep earlier context, as at the start of a stream
+                start = initial_window_start(ids, self._decode, self._byte_ids, offset=len(ids) - start + INITIAL_OFFSET)
+                prefix = self._decode(ids[start:])
+            del ids[:start]
             self._read = len(ids)
-            prefix = memo.get(tuple(ids)) if len(ids) <= 3 else None
-            self._prefix_text = self._decode(ids) if prefix is None else prefix
+            self._prefix_text = prefix
             self._next_settle = 0
             if _metrics.ENABLED:
                 _metrics.record_stream_step(self.tok, False)

@@ -107,8 +107,12 @@ print("every cut point leaves the ids unchanged")
 # - **L1** maps a blake3 digest of each *prefix that ends at a safe cut* to the ids of
 #   that prefix. On a request it finds the cut points, hashes the prefixes in one pass
 #   (the hasher is copied at each cut), looks up the longest cached one, tokenizes only
-#   the rest segment by segment, and stores each new prefix. `add_special_tokens` is
-#   applied once, around the whole result. Bounded by bytes (prefix bytes plus ids).
+#   the rest in one call, split at the cuts, and stores the new prefixes: all of them on a
+#   miss, only the deepest on a partial hit (the one the next turn of a conversation
+#   extends). An entry holds only the ids it adds to its parent prefix, so a long
+#   conversation shares its earlier turns instead of copying them. `add_special_tokens` is
+#   applied once, around the whole result. Bounded by bytes: each entry is charged its whole
+#   prefix (prefix bytes plus ids), so the bound holds however entries share.
 # - Keys are made with blake3 **keyed by the tokenizer's fingerprint** (vocab, merges,
 #   normaliser, specials), so a shared store never gives one tokenizer another's ids.
 
