@@ -6,7 +6,7 @@ import tokenizers
 
 import labkit
 from labkit.bench.harness import corpus_lines
-from labkit.formats.export import export_tokenizer_json
+from labkit.engines.hf_export import export_tokenizer_json
 from labkit.paths import BUNDLED
 from labkit.vectors import VECTOR_NAMES, load_vectors
 

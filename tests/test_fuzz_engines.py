@@ -38,7 +38,7 @@ from test_fuzz_readers import (
 
 import labkit
 from labkit.core import Encoding, LabkitError
-from labkit.formats.export import to_tokenizer_json
+from labkit.engines.hf_export import to_tokenizer_json
 from labkit.formats.gguf import read_gguf_kv
 from labkit.formats.spm_model import read_spm_model, write_model_proto
 from labkit.paths import data_path

@@ -214,7 +214,7 @@ assert "partial files were removed" in message and leftover == []
 # `tokenizer.json` that the `tokenizers` library loads and that gives the same ids.
 
 # %%
-from labkit.formats.export import export_tokenizer_json
+from labkit.engines.hf_export import export_tokenizer_json
 
 cl100k = labkit.load("cl100k_base")
 exported = export_tokenizer_json(cl100k, scratch / "cl100k")

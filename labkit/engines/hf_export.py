@@ -1,6 +1,7 @@
 """Export any loaded tokenizer to a ``tokenizer.json`` that the ``tokenizers`` library loads.
 
-The reference engine already assembles a ``tokenizers.Tokenizer`` from labkit's plain data
+Lives beside the hf engine because it reuses it: a reader (``labkit/formats``) never builds
+an engine. The reference engine already assembles a ``tokenizers.Tokenizer`` from labkit's plain data
 (for a GGUF, a SentencePiece model or a tiktoken file alike); exporting is serialising that
 pipeline, with padding and truncation off, written atomically so a failed export never
 leaves a half-written file behind. Introduced in notebook ``11_factory_formats_hub``.
@@ -16,15 +17,14 @@ from pathlib import Path
 import tokenizers
 
 from labkit.core import LabkitError, Tokenizer
+from labkit.engines.hf import build as build_hf_engine
 
 
 def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
     """A fresh ``tokenizers.Tokenizer`` equivalent to ``tok`` (padding and truncation off)."""
-    from labkit.factory import build_engine
-
     if not isinstance(tok, Tokenizer):
         raise LabkitError(f"export takes a labkit Tokenizer, got {type(tok).__name__}")
-    reference = tok if tok.engine == "hf" else build_engine(tok.vocab, "hf")
+    reference = tok if tok.engine == "hf" else build_hf_engine(tok.vocab)
     backend = tokenizers.Tokenizer.from_str(reference.backend.to_str())
     backend.no_padding()
     backend.no_truncation()
