@@ -12,6 +12,7 @@ import pytest
 import tokenizers
 
 import labkit
+from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
 from labkit.core import TOKEN_NORMAL, EngineUnavailable, Encoding, LabkitError
 from labkit.engines import hf, mock, sentencepiece_engine, tiktoken_engine
 from labkit.engines.mock import mock_tokenizer, mock_vocab
@@ -81,7 +82,7 @@ def test_hf_parse_special():
 
 def test_hf_spm_merges_from_scores_follow_the_scores():
     vocab = load("llama-spm", "hf").vocab
-    merges = hf.spm_merges_from_scores(vocab)
+    merges = spm_merges_from_scores(vocab)
     ids = {t: i for i, t in enumerate(vocab.tokens)}
     # llama's best-scored two-character pieces are '▁t', 'er', 'in' (ids 260, 261, 262)
     assert merges[:3] == [("▁", "t"), ("e", "r"), ("i", "n")]
@@ -96,7 +97,7 @@ def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list():
     from labkit.algorithms.bytes_unicode import gpt2_to_bytes
 
     token_bytes = [gpt2_to_bytes(t) if ty == TOKEN_NORMAL else None for t, ty in zip(vocab.tokens, vocab.token_types)]
-    assert hf.merges_from_ranks(token_bytes) == list(vocab.merges)
+    assert merges_from_ranks(token_bytes) == list(vocab.merges)
 
 
 def test_hf_decode_invalid_utf8_is_replacement_char():

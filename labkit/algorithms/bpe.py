@@ -28,6 +28,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+from labkit.algorithms.merge_step import MergeStep
 from labkit.core import LabkitError
 
 Ranker = Callable[[bytes, bytes], Optional[int]]
@@ -54,27 +55,6 @@ def concat_ranker(ranks: Mapping[bytes, int]) -> Ranker:
     return lambda a, b: get(a + b)
 
 
-@dataclass(frozen=True)
-class MergeStep:
-    """One merge: the parts before it, which pair was joined, its rank and the new part.
-
-    Example: ``MergeStep(step=0, position=0, left=b"l", right=b"o", rank=0, merged=b"lo", ...)``
-    """
-
-    step: int                 # 0-based merge number
-    position: int             # index of the left part among the current parts
-    left: bytes
-    right: bytes
-    rank: int
-    merged: bytes
-    parts_before: tuple[bytes, ...]
-
-    @property
-    def parts_after(self) -> tuple[bytes, ...]:
-        p = self.position
-        return self.parts_before[:p] + (self.merged,) + self.parts_before[p + 2 :]
-
-
 @dataclass
 class MergeTrace:
     """Every merge BPE made on one word, in order, plus the start and final parts.
@@ -89,14 +69,6 @@ class MergeTrace:
 
     def __len__(self) -> int:
         return len(self.steps)
-
-    def as_rows(self) -> list[dict]:
-        """One dict per step (for tables): step, position, left, right, rank, merged, parts."""
-        return [
-            dict(step=s.step, position=s.position, left=s.left, right=s.right, rank=s.rank,
-                 merged=s.merged, parts=s.parts_after)
-            for s in self.steps
-        ]
 
 
 def _check_parts(parts: Iterable[bytes]) -> list[bytes]:
@@ -130,8 +102,8 @@ def bpe_naive(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None 
             break
         merged = parts[best_pos] + parts[best_pos + 1]
         if trace is not None:
-            trace.steps.append(MergeStep(step, best_pos, parts[best_pos], parts[best_pos + 1],
-                                         best_rank, merged, tuple(parts)))
+            trace.steps.append(MergeStep(step, best_pos, parts[best_pos], parts[best_pos + 1], merged,
+                                         rank=best_rank, parts_before=tuple(parts)))
         parts[best_pos : best_pos + 2] = [merged]
         step += 1
     if trace is not None:
@@ -177,7 +149,7 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
         if trace is not None:
             live = [sym[k] for k in _walk(nxt, 0)]
             position = sum(1 for _ in _walk(nxt, 0, stop=i))
-            trace.steps.append(MergeStep(step, position, a, b, r, merged, tuple(live)))
+            trace.steps.append(MergeStep(step, position, a, b, merged, rank=r, parts_before=tuple(live)))
             step += 1
         sym[i] = merged
         sym[j] = None

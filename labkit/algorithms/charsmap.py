@@ -28,7 +28,8 @@ from array import array
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from labkit.core import LabkitError
+from labkit.algorithms.bounded import BoundedDict
+from labkit.core import TOKEN_USER_DEFINED, LabkitError
 
 _MAX_KEY_BYTES = 1024  # no real normalisation rule is anywhere near this long
 SPACE_SYMBOL = "\u2581"  # '▁' LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
@@ -364,7 +365,7 @@ class SpmNormalizer:
         Example: ``SpmNormalizer.from_vocab(read_spm_model(path)).normalize("Ｈｉ")`` -> ``'▁Hi'``
         """
         norm = vocab.normalizer or {}
-        user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == 4]
+        user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == TOKEN_USER_DEFINED]
         return cls(
             norm.get("charsmap"),
             add_dummy_prefix=norm.get("add_dummy_prefix", True),
@@ -712,7 +713,7 @@ class SpmNormalizer:
         return normalized, align
 
 
-_SUMMARY_CACHE: dict[bytes, tuple[int, bool, frozenset, frozenset]] = {}
+_SUMMARY_CACHE: dict[bytes, tuple[int, bool, frozenset, frozenset]] = BoundedDict(16)
 
 
 def _key_summary(charsmap: CharsMap) -> tuple[int, bool, frozenset, frozenset]:
@@ -733,8 +734,6 @@ def _key_summary(charsmap: CharsMap) -> tuple[int, bool, frozenset, frozenset]:
             else:
                 second.add(chars[1])
         cached = (longest, exact, frozenset(singles), frozenset(second))
-        if len(_SUMMARY_CACHE) > 16:
-            _SUMMARY_CACHE.clear()
         _SUMMARY_CACHE[charsmap.blob] = cached
     return cached
 

@@ -27,10 +27,10 @@ Example: ``SpmBpeModel.from_vocab(vocab).encode("▁Hello▁world")`` -> ``[1504
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
+from labkit.algorithms.merge_step import MergeStep
 from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
     TOKEN_BYTE,
@@ -47,24 +47,6 @@ MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
 def byte_piece(value: int) -> str:
     """The spelling of a byte-fallback piece. Example: ``byte_piece(0x0A)`` -> ``'<0x0A>'``"""
     return f"<0x{value:02X}>"
-
-
-@dataclass(frozen=True)
-class MergeStep:
-    """One merge: at char offset ``start`` of the normalised text, ``left + right`` became
-    ``merged`` (a piece scoring ``score``). ``symbols`` is the whole sequence afterwards
-    (filled by the naive loop only; the heap version leaves it empty).
-
-    Example: ``MergeStep(1, 0, '▁', 't', '▁t', -1.0)``
-    """
-
-    step: int
-    start: int
-    left: str
-    right: str
-    merged: str
-    score: float
-    symbols: tuple[str, ...] = ()
 
 
 class SpmBpeModel:
@@ -149,17 +131,12 @@ class SpmBpeModel:
         """Merge greedily by score, rescanning every pair after each merge (O(n²)).
 
         Returns the final symbols (unused pieces already split back). With ``trace`` (a
-        list), appends one :class:`MergeStep` per merge, including the symbols afterwards.
+        list), appends one :class:`~labkit.algorithms.merge_step.MergeStep` per merge.
         Example: ``model.merge_naive("▁Hello")`` -> ``['▁Hello']``
         """
         start_symbols = self.initial_symbols(text)
         symbols = [s for s, _ in start_symbols]
         frozen = [f for _, f in start_symbols]
-        starts = []
-        pos = 0
-        for s in symbols:
-            starts.append(pos)
-            pos += len(s)
         mergeable, scores = self.mergeable, self.scores
         halves: dict[str, tuple[str, str]] = {}
         step = 0
@@ -177,14 +154,13 @@ class SpmBpeModel:
                 break
             left, right = symbols[best], symbols[best + 1]
             merged = left + right
+            if trace is not None:
+                trace.append(MergeStep(step, best, left, right, merged, score=best_score, parts_before=tuple(symbols)))
             if mergeable[merged] in self.unused:
                 halves[merged] = (left, right)
             symbols[best : best + 2] = [merged]
             frozen[best : best + 2] = [False]
-            del starts[best + 1]
             step += 1
-            if trace is not None:
-                trace.append(MergeStep(step, starts[best], left, right, merged, best_score, tuple(symbols)))
         return self._resegment_all(symbols, halves)
 
     # -- step 2b: the priority queue, as sentencepiece runs it ------------------
@@ -192,7 +168,7 @@ class SpmBpeModel:
         """Merge greedily by score with a priority queue (sentencepiece's algorithm).
 
         Same result and same merge order as :meth:`merge_naive`. With ``trace``, appends
-        one :class:`MergeStep` per merge (``symbols`` left empty).
+        the same :class:`~labkit.algorithms.merge_step.MergeStep` list (O(n) per step while tracing).
         Example: ``model.merge("▁Hello▁world")`` -> ``['▁Hello', '▁world']``
         """
         start_symbols = self.initial_symbols(text)
@@ -225,12 +201,6 @@ class SpmBpeModel:
 
         for i in range(1, n):
             add_pair(i - 1, i)
-        starts = None
-        if trace is not None:
-            starts, pos = [], 0
-            for s in pieces:
-                starts.append(pos)
-                pos += len(s)
         pop = heapq.heappop
         step = 0
         while agenda:
@@ -240,6 +210,10 @@ class SpmBpeModel:
             if not left_piece or not right_piece or len(left_piece) + len(right_piece) != size:
                 continue
             merged = left_piece + right_piece
+            if trace is not None:
+                live = _live(pieces, nxt)
+                trace.append(MergeStep(step, live.index(left), left_piece, right_piece, merged, score=-neg_score,
+                                       parts_before=tuple(pieces[k] for k in live)))
             pieces[left] = merged
             pieces[right] = ""
             following = nxt[right]
@@ -247,16 +221,9 @@ class SpmBpeModel:
             if following >= 0:
                 prv[following] = left
             step += 1
-            if trace is not None:
-                trace.append(MergeStep(step, starts[left], left_piece, right_piece, merged, -neg_score))
             add_pair(prv[left], left)
             add_pair(left, following)
-        out = []
-        index = 0
-        while index >= 0:
-            out.append(pieces[index])
-            index = nxt[index]
-        return self._resegment_all(out, halves)
+        return self._resegment_all([pieces[k] for k in _live(pieces, nxt)], halves)
 
     def _resegment_all(self, symbols: list[str], halves: dict[str, tuple[str, str]]) -> list[str]:
         if not self.unused:
@@ -322,6 +289,15 @@ class SpmBpeModel:
     def pieces(self, text: str) -> list[str]:
         """Normalised text -> token strings. Example: ``model.pieces("▁Hello")`` -> ``['▁Hello']``"""
         return [self.tokens[index] for index, _, _ in self.encode_spans(text)]
+
+
+def _live(pieces: list[str], nxt: list[int]) -> list[int]:
+    """The indices still in the linked list of pieces, in order (the first piece never merges away)."""
+    out, index = [], 0
+    while index >= 0:
+        out.append(index)
+        index = nxt[index]
+    return out
 
 
 def chunk_rule(tokens: Sequence[str], token_types: Sequence[int]) -> str | None:

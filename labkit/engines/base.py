@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit.algorithms.specials import AddedTokenSplitter
-from labkit.core import Encoding, LabkitError, Tokenizer, VocabData
+from labkit.core import TOKEN_CONTROL, Encoding, LabkitError, Tokenizer, VocabData
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class LabkitTokenizer(Tokenizer):
         """The ids that skip_special_tokens keeps."""
         special = self._special_ids()
         types = self.vocab.token_types
-        return [i for i in ids if i not in special and types[i] != 3]
+        return [i for i in ids if i not in special and types[i] != TOKEN_CONTROL]
 
 
 def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text_length: int):

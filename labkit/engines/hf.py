@@ -21,7 +21,7 @@ import tokenizers
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors
 
 from labkit import metrics as _metrics
-from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
 from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -313,61 +313,7 @@ def _merges_from_ranks_memo(token_bytes: tuple[bytes | None, ...]) -> tuple[tupl
     return tuple(merges_from_ranks(token_bytes))
 
 
-def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, str]]:
-    """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
-
-    A token of rank r is the merge of the two parts that rank BPE, allowed only merges
-    ranked below r, leaves when run on the token's own bytes (transformers converts
-    tiktoken files the same way). Merges come out in rank order.
-    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
-    Introduced in notebook ``00_tour``.
-    """
-    ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
-    merges = []
-    for rank, tb in enumerate(token_bytes):
-        if tb is None or len(tb) < 2:
-            continue
-        parts = [tb[i : i + 1] for i in range(len(tb))]
-        while len(parts) > 2:
-            best, best_rank = -1, rank
-            for i in range(len(parts) - 1):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and r < best_rank:
-                    best, best_rank = i, r
-            if best < 0:
-                break
-            parts[best : best + 2] = [parts[best] + parts[best + 1]]
-        if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
-            raise FormatError(f"token of rank {rank} ({tb!r}) is not the merge of two lower-ranked tokens")
-        merges.append((bytes_to_gpt2(parts[0]), bytes_to_gpt2(parts[1])))
-    return merges
-
-
 # ----------------------------------------------------------------------------- SentencePiece
-
-
-def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
-    """Rebuild BPE merges from SentencePiece scores: every split of a normal piece into two
-    pieces of the vocab, ordered by the merged piece's score (highest first).
-
-    Example: ``spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]`` -> ``('▁', 't')``
-    Introduced in notebook ``00_tour``.
-    """
-    if vocab.scores is None:
-        raise EngineUnavailable(f"{vocab.name}: SentencePiece BPE needs scores to order its merges")
-    ids = {}
-    for index, (token, ttype) in enumerate(zip(vocab.tokens, vocab.token_types)):
-        if ttype not in (TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_BYTE, TOKEN_UNUSED):
-            ids.setdefault(token, index)
-    found = []
-    for piece, index in ids.items():
-        for cut in range(1, len(piece)):
-            left, right = piece[:cut], piece[cut:]
-            if left in ids and right in ids:
-                # sentencepiece merges the pair whose result scores highest; ties: lower id first
-                found.append((-vocab.scores[index], index, ids[left], ids[right], left, right))
-    found.sort()
-    return [(left, right) for *_, left, right in found]
 
 
 # sentencepiece never puts these pieces in its lattice; tokenizers' Unigram would match their spelling

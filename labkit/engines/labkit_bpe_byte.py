@@ -28,6 +28,7 @@ from labkit.algorithms.bpe import (
     concat_ranker,
     pair_ranker,
 )
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
@@ -39,10 +40,6 @@ from labkit.core import (
     VocabData,
 )
 from labkit.engines.base import LabkitTokenizer, SegmentContext
-
-# The word cache is cleared when it reaches this many entries (bounded memory on any input).
-CACHE_MAX_ENTRIES = 200_000
-
 
 class ByteLevelBPE(LabkitTokenizer):
     """Byte-level rank BPE over a GGUF/HF merges list or a tiktoken rank table.
@@ -81,12 +78,6 @@ class ByteLevelBPE(LabkitTokenizer):
                     # a user-defined token stored as real text (GGUF writes MPT's whitespace runs
                     # with real spaces) is still what BPE makes when its bytes merge
                     self.bytes_id.setdefault(raw, added.id)
-        missing = [b for b in range(256) if bytes([b]) not in self.bytes_id]
-        if missing:
-            # a byte with no token cannot be encoded; say which, once, at build time
-            self._missing_bytes = frozenset(missing)
-        else:
-            self._missing_bytes = frozenset()
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
@@ -104,19 +95,17 @@ class ByteLevelBPE(LabkitTokenizer):
                 ranks.setdefault((lb, rb), index)
             self.pair_ranks = ranks
             self.rank = pair_ranker(ranks)
-            self.rank_kind = "merges"
             self.ignore_merges = bool(vocab.options.get("ignore_merges", self.pre.ignore_merges))
         elif token_bytes is not None:
             # tiktoken: the rank of a pair is the rank (= id) of the token it makes
             self.pair_ranks = None
             self.rank = concat_ranker(self.bytes_id)
-            self.rank_kind = "token ranks"
             # tiktoken looks a whole piece up before merging
             self.ignore_merges = True
         else:
             raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
-        self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = {}
-        self._ids_cache: dict[str, tuple[int, ...]] = {}
+        self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
+        self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
     # -- one word ------------------------------------------------------------
     def word_ids(self, word: str, *, naive: bool = False, trace: MergeTrace | None = None) -> list[int]:
@@ -166,8 +155,6 @@ class ByteLevelBPE(LabkitTokenizer):
         spans = char_spans(word, [len(self.id_bytes[token]) for token in ids])
         # a one-token word (the common case) is cached as its bare id: its span is the word
         entry = ids[0] if len(ids) == 1 else tuple((t, s, e) for t, (s, e) in zip(ids, spans))
-        if len(self._cache) >= CACHE_MAX_ENTRIES:
-            self._cache.clear()
         self._cache[word] = entry
         return entry
 
@@ -217,8 +204,6 @@ class ByteLevelBPE(LabkitTokenizer):
             ids = cache.get(word)
             if ids is None:
                 ids = tuple(self.word_ids(word))
-                if len(cache) >= CACHE_MAX_ENTRIES:
-                    cache.clear()
                 cache[word] = ids
             extend(ids)
         return out

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import re
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.charsmap import SpmNormalizer
 from labkit.algorithms.spm_bpe import SPACE, SpmBpeModel, chunk_rule
 from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.core import MODEL_SPM_BPE, EngineUnavailable, LabkitError, VocabData
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
-_CACHE_LIMIT = 200_000  # words kept before the cache is emptied and refilled
 _CHUNKS = {
     "prefix": re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+"),
     "suffix": re.compile(f"[^{SPACE}]+{SPACE}*|{SPACE}+"),
@@ -57,7 +57,7 @@ class SpmBpeTokenizer(LabkitTokenizer):
         self._plain_normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=False, **settings)
         rule = chunk_rule(vocab.tokens, vocab.token_types)
         self._chunk_re = _CHUNKS.get(rule) if norm.get("escape_whitespaces", True) else None
-        self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
         self.decoder = SpmDecoder(
             vocab,
             style=decode_style,
@@ -110,8 +110,6 @@ class SpmBpeTokenizer(LabkitTokenizer):
         """The (id, start, end) spans of one chunk of normalised text, through the cache."""
         spans = self._cache.get(word)
         if spans is None:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
             spans = tuple(self.model.encode_spans(word))
             if self._chunk_re is not None:
                 self._cache[word] = spans

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import SpmDecoder
@@ -31,7 +32,6 @@ from labkit.core import (
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
 _NON_SPACE = re.compile(r"[^ ]+")
-_WORD_CACHE_LIMIT = 200_000  # entries; the cache is cleared when it grows past this
 
 
 class LabkitUnigramTokenizer(LabkitTokenizer):
@@ -58,7 +58,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             sentencepiece=self.sentencepiece_semantics,
             byte_fallback=bool(vocab.options.get("byte_fallback", False)),
         )
-        self.word_cache: dict | None = {} if word_cache else None
+        self.word_cache: dict | None = BoundedDict() if word_cache else None
         n = self.normalizer
         self._plain_words = (
             n.compat == "sentencepiece" and n.add_dummy_prefix and n.remove_extra_whitespaces and n.escape_whitespaces
@@ -106,8 +106,6 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
     def _encode_plain(self, text: str, cache: dict) -> tuple[list[int], list[tuple[int, int]]] | None:
         """Text the charsmap leaves alone, word by word: (ids, offsets), or None if it has
         unknowns (their merging crosses words, so the general path handles them)."""
-        if len(cache) > _WORD_CACHE_LIMIT:
-            cache.clear()
         spans = [m.span() for m in _NON_SPACE.finditer(text)]
         words, results = self.model._cached_words(["\u2581" + text[a:b] for a, b in spans], cache)
         ids: list[int] = []
@@ -132,8 +130,6 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
         if self.sentencepiece_semantics:
             cache = self.word_cache
-            if cache is not None and len(cache) > _WORD_CACHE_LIMIT:
-                cache.clear()
             if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
                 # text the charsmap leaves alone: its '▁'-words are its space-separated words
                 words = ["\u2581" + w for w in text.split(" ") if w]
@@ -146,8 +142,6 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
 
     def _pieces(self, normalized: str) -> list[tuple[int, int, int]]:
         cache = self.word_cache
-        if cache is not None and len(cache) > _WORD_CACHE_LIMIT:
-            cache.clear()
         return self.model.encode_words(normalized, cache)
 
     def normalize(self, text: str) -> str:

@@ -12,12 +12,12 @@ Example: ``labkit.load("bert-bge", engine="labkit").encode("unaffable").tokens``
 """
 from __future__ import annotations
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bert_basic import BertBasicTokenizer
 from labkit.algorithms.wordpiece import WordPiece, decode_wordpiece
 from labkit.core import MODEL_WORDPIECE, EngineUnavailable, LabkitError, VocabData
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
-_CACHE_LIMIT = 200_000  # words kept before the cache is emptied and refilled
 
 
 class WordPieceTokenizer(LabkitTokenizer):
@@ -35,7 +35,7 @@ class WordPieceTokenizer(LabkitTokenizer):
             raise LabkitError(f"{vocab.name}: {exc}") from None
         decoder = vocab.metadata.get("decoder") if isinstance(vocab.metadata, dict) else None
         self.cleanup = bool(decoder.get("cleanup", True)) if isinstance(decoder, dict) else True
-        self._cache: dict[str, tuple[tuple[int, int, int], ...]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
 
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
@@ -44,8 +44,6 @@ class WordPieceTokenizer(LabkitTokenizer):
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         spans = self._cache.get(word)
         if spans is None:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
             spans = tuple(self.model.tokenize_word(word))
             self._cache[word] = spans
         return spans

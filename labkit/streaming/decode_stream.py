@@ -37,6 +37,7 @@ import weakref
 from typing import Iterable, Sequence
 
 from labkit import metrics as _metrics
+from labkit.algorithms.bounded import BoundedDict
 from labkit.core import LabkitError, Tokenizer
 
 REPLACEMENT = "\ufffd"
@@ -231,7 +232,7 @@ def shared_memos(tok: Tokenizer, skip_special_tokens: bool) -> tuple[dict, dict]
         per_tok = _MEMOS.setdefault(tok, {})
     except TypeError:  # not weak-referenceable: private memos
         per_tok = {}
-    return per_tok.setdefault(bool(skip_special_tokens), ({}, {}))
+    return per_tok.setdefault(bool(skip_special_tokens), (BoundedDict(MEMO_LIMIT), BoundedDict(MEMO_LIMIT)))
 
 
 def run_clean_start(ids: Sequence[int], lo: int, floor: int, byte_ids, is_silent) -> int:
@@ -322,8 +323,6 @@ class DecodeStream:
             # alone as after the window, so the diff is its own text (see is_concatenative)
             alone = self._alone.get(token_id)
             if alone is None:
-                if len(self._alone) >= MEMO_LIMIT:
-                    self._alone.clear()
                 alone = self._alone[token_id] = self._raw([token_id])
             if alone and REPLACEMENT not in alone and self._prefix_text[-1:] != REPLACEMENT:
                 if not self.max_window:
@@ -422,8 +421,6 @@ class DecodeStream:
         key = tuple(ids)
         text = self._memo.get(key)
         if text is None:
-            if len(self._memo) >= MEMO_LIMIT:
-                self._memo.clear()  # bounded memory; the common pairs come back quickly
             text = self._memo[key] = self._raw(ids)
         return text
 

@@ -1,7 +1,7 @@
 """Draw a SentencePiece (score) BPE merge trace: a static table (HTML + text) and a stepper.
 
-Reads the :class:`labkit.algorithms.spm_bpe.MergeStep` list that
-``SpmBpeModel.merge_naive`` records (each step knows the symbols after it). ``▁`` is shown
+Reads the :class:`labkit.algorithms.merge_step.MergeStep` list that
+``SpmBpeModel.merge_naive`` or ``merge`` records (each step knows the symbols before it). ``▁`` is shown
 as it is, since that is how the vocabulary spells a space.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
@@ -11,19 +11,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from labkit.algorithms.spm_bpe import MergeStep
+from labkit.algorithms.merge_step import MergeStep
 from labkit.core import LabkitError
 from labkit.viz.merge_view import aligned_text, moment_html, steps_table_html, stepper
-
-
-def _position(symbols: Sequence[str], start: int) -> int | None:
-    """Index of the symbol that starts at char offset ``start``."""
-    pos = 0
-    for index, symbol in enumerate(symbols):
-        if pos == start:
-            return index
-        pos += len(symbol)
-    return None
 
 
 class ScoreMergeTable:
@@ -38,8 +28,8 @@ class ScoreMergeTable:
         if not isinstance(text, str):
             raise LabkitError(f"ScoreMergeTable takes the normalised text as str, got {type(text).__name__}")
         steps = list(steps)
-        if any(not isinstance(s, MergeStep) or not s.symbols for s in steps):
-            raise LabkitError("ScoreMergeTable needs the MergeStep list of merge_naive (each step with its symbols)")
+        if any(not isinstance(s, MergeStep) or s.score is None or not s.parts_before for s in steps):
+            raise LabkitError("ScoreMergeTable needs the MergeStep list of merge_naive or merge (score steps with their symbols)")
         self.text = text
         self.steps = steps
         self.token_id = token_id
@@ -51,14 +41,14 @@ class ScoreMergeTable:
         """
         if not isinstance(step, int) or not 0 <= step <= len(self.steps):
             raise LabkitError(f"symbols_at(): step must be 0..{len(self.steps)}, got {step!r}")
-        return tuple(self.text) if step == 0 else self.steps[step - 1].symbols
+        return tuple(self.text) if step == 0 else self.steps[step - 1].parts_after
 
     def rows(self) -> list[tuple[str, ...]]:
         """Text rows: step, left, right, score, merged, id, symbols after."""
         rows = [("0", "", "", "", "", "", " ".join(self.text))]
         for s in self.steps:
             new_id = "" if self.token_id is None else str(self.token_id(s.merged))
-            rows.append((str(s.step), s.left, s.right, f"{s.score:g}", s.merged, new_id, " ".join(s.symbols)))
+            rows.append((str(s.step + 1), s.left, s.right, f"{s.score:g}", s.merged, new_id, " ".join(s.parts_after)))
         return rows
 
     def __repr__(self) -> str:
@@ -66,8 +56,8 @@ class ScoreMergeTable:
 
     def _repr_html_(self) -> str:
         steps = [
-            (s.step, s.left, s.right, f"{s.score:g}", s.merged,
-             "" if self.token_id is None else str(self.token_id(s.merged)), s.symbols, _position(s.symbols, s.start))
+            (s.step + 1, s.left, s.right, f"{s.score:g}", s.merged,
+             "" if self.token_id is None else str(self.token_id(s.merged)), s.parts_after, s.position)
             for s in self.steps
         ]
         return steps_table_html("score", "symbols after", self.text, steps)
@@ -82,7 +72,7 @@ class ScoreMergeTable:
             return moment_html(symbols, None, f"start: {len(symbols)} characters")
         s = self.steps[step - 1]
         caption = f"step {step}: {s.left} + {s.right} -> {s.merged} (score {s.score:g})"
-        return moment_html(symbols, _position(symbols, s.start), caption)
+        return moment_html(symbols, s.position, caption)
 
 
 def score_merge_stepper(table: ScoreMergeTable):

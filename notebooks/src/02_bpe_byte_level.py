@@ -142,7 +142,7 @@ agree = all(gpt2.bytes_id[a + b] == 256 + r for (a, b), r in pair_rank.items())
 print("GPT-2: merge i creates id 256 + i for all", len(pair_rank), "merges:", agree)
 assert agree
 cl100k = labkit.load("cl100k_base")
-print("cl100k ranks come from", cl100k.rank_kind, "; GPT-2's from", gpt2.rank_kind)
+print("cl100k ranks come from", "merges" if cl100k.pair_ranks else "token ranks", "; GPT-2's from", "merges" if gpt2.pair_ranks else "token ranks")
 print(cl100k.encode("Hello world, tokenization!").tokens)
 
 # %% [markdown]

@@ -1,0 +1,81 @@
+"""Convert between the ways BPE vocabularies order their merges: token ranks -> merges, and
+SentencePiece scores -> merges. ``tokenizers`` only runs a merges list, so labkit's ``hf``
+engine serves a ``.tiktoken`` file or a SentencePiece BPE model through these conversions.
+
+* :func:`merges_from_ranks`: a tiktoken token of rank r is the merge of the two parts that
+  rank BPE leaves on its own bytes when only merges ranked below r are allowed;
+* :func:`spm_merges_from_scores`: every split of a normal piece into two pieces, ordered by
+  the merged piece's score (highest first, as sentencepiece merges).
+
+Introduced in notebooks ``00_tour`` and ``03_bpe_sentencepiece``.
+
+Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from labkit.algorithms.bpe import bpe_heap, byte_parts
+from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+from labkit.core import (
+    TOKEN_BYTE,
+    TOKEN_CONTROL,
+    TOKEN_UNKNOWN,
+    TOKEN_UNUSED,
+    EngineUnavailable,
+    FormatError,
+    VocabData,
+)
+
+
+def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, str]]:
+    """Derive BPE merges from a rank-ordered byte vocabulary (tiktoken's form), spelled GPT-2 style.
+
+    A token of rank r is the merge of the two parts that rank BPE, allowed only merges
+    ranked below r, leaves when run on the token's own bytes (transformers converts
+    tiktoken files the same way). Merges come out in rank order. The heap BPE keeps this
+    O(L log L) per token of L bytes, so a hostile file of very long tokens loads quickly.
+    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+    Introduced in notebook ``00_tour``.
+    """
+    ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}
+    get = ranks.get
+    merges = []
+    for rank, tb in enumerate(token_bytes):
+        if tb is None or len(tb) < 2:
+            continue
+
+        def below(a: bytes, b: bytes, limit: int = rank) -> int | None:
+            # only merges ranked below this token exist yet (its own rank would join the last pair)
+            r = get(a + b)
+            return r if r is not None and r < limit else None
+
+        parts = bpe_heap(byte_parts(tb), below)
+        if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
+            raise FormatError(f"token of rank {rank} ({tb[:40]!r}) is not the merge of two lower-ranked tokens")
+        merges.append((bytes_to_gpt2(parts[0]), bytes_to_gpt2(parts[1])))
+    return merges
+
+
+def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
+    """Rebuild BPE merges from SentencePiece scores: every split of a normal piece into two
+    pieces of the vocab, ordered by the merged piece's score (highest first).
+
+    Example: ``spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]`` -> ``('▁', 't')``
+    Introduced in notebooks ``00_tour`` and ``03_bpe_sentencepiece``.
+    """
+    if vocab.scores is None:
+        raise EngineUnavailable(f"{vocab.name}: SentencePiece BPE needs scores to order its merges")
+    ids = {}
+    for index, (token, ttype) in enumerate(zip(vocab.tokens, vocab.token_types)):
+        if ttype not in (TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_BYTE, TOKEN_UNUSED):
+            ids.setdefault(token, index)
+    found = []
+    for piece, index in ids.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in ids and right in ids:
+                # sentencepiece merges the pair whose result scores highest; ties: lower id first
+                found.append((-vocab.scores[index], index, ids[left], ids[right], left, right))
+    found.sort()
+    return [(left, right) for *_, left, right in found]

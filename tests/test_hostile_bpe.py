@@ -1,0 +1,67 @@
+"""Hostile BPE inputs (issue 14): each runs in a child process under a memory cap and a
+wall-clock limit, so a regression fails fast instead of taking the machine down."""
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+MEMORY_CAP = 1_500 * 2**20  # address space, bytes: the interpreter and tokenizers need ~700 MB mapped
+SECONDS = 20  # generous for a loaded 2-core machine; the quadratic version ran for minutes
+
+
+def run_capped(code: str, *, seconds: float = SECONDS) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter limited to MEMORY_CAP bytes and ``seconds``."""
+    prelude = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_CAP}, {MEMORY_CAP}))
+    """)
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=seconds, env=dict(os.environ))
+
+
+def long_token_tiktoken(path, top: int = 17) -> None:
+    """A .tiktoken whose ranks after the 256 bytes are b"a" * 2**k for k = 1..top (about 350 KB)."""
+    lines = [base64.b64encode(bytes([b])).decode() + f" {b}" for b in range(256)]
+    lines += [base64.b64encode(b"a" * 2**k).decode() + f" {255 + k}" for k in range(1, top + 1)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_long_tiktoken_tokens_load_in_near_linear_time_on_the_hf_engine(tmp_path):
+    path = tmp_path / "long.tiktoken"
+    long_token_tiktoken(path)
+    assert 250_000 < path.stat().st_size < 400_000
+    result = run_capped(f"""
+        import time, labkit
+        started = time.process_time()
+        tok = labkit.load({str(path)!r}, engine="hf")
+        print(time.process_time() - started)
+        print(tok.encode("a" * 6).ids)
+        print(tok.encode("a" * 2**16 + "b").ids)
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    seconds, small, large = result.stdout.splitlines()
+    assert float(seconds) < 10, seconds
+    # rank BPE on a^6: a+a thrice, then aa+aa; a^(2^16) is one token, then b (byte 98)
+    assert small == "[257, 256]"
+    assert large == f"[{255 + 16}, 98]"
+
+
+def test_merges_from_ranks_splits_each_long_token_into_its_halves():
+    from labkit.algorithms.bpe_merges import merges_from_ranks
+
+    token_bytes = [bytes([b]) for b in range(256)] + [b"a" * 2**k for k in range(1, 15)]
+    merges = merges_from_ranks(token_bytes)
+    assert merges == [("a" * 2 ** (k - 1), "a" * 2 ** (k - 1)) for k in range(1, 15)]
+
+
+def test_merges_from_ranks_refuses_a_token_its_ranks_cannot_build():
+    from labkit.algorithms.bpe_merges import merges_from_ranks
+    from labkit.core import FormatError
+
+    with pytest.raises(FormatError, match="rank 256"):
+        merges_from_ranks([bytes([b]) for b in range(256)] + [b"abc"])
