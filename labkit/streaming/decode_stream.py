@@ -299,6 +299,7 @@ class DecodeStream:
         self.skip_special_tokens = bool(skip_special_tokens)
         prompt = check_ids(tok, prompt_ids, "prompt_ids")
         self._raw = raw_decoder(tok, self.skip_special_tokens)
+        self._raw_kept = raw_decoder(tok, False)
         # decodes of short windows, shared by every stream over this tokenizer (a pure function)
         self._memo, self._alone = shared_memos(tok, self.skip_special_tokens)
         self._byte_ids = run_sensitive_byte_ids(tok)
@@ -425,8 +426,9 @@ class DecodeStream:
         return text
 
     def _is_silent(self, token_id: int) -> bool:
-        # a skipped special token is removed before the decoder runs
-        return self.skip_special_tokens and self._decode([token_id]) == ""
+        # a skipped special token is removed before the decoder runs; a bare ▁ also reads as ''
+        # alone but is text (it becomes the next word's space), so both settings are asked
+        return self.skip_special_tokens and self._decode([token_id]) == "" and self._raw_kept([token_id]) != ""
 
     def _track_run(self, token_id: int) -> None:
         # the run goes on through a silent id, and ends at any other id that is not a byte piece
@@ -457,8 +459,16 @@ class DecodeStream:
         self._next_settle = len(self._ids) + MAX_HELD
         prefix_len = len(self._prefix_text)
         if text == self._prefix_text and not self._open_run:
-            # the held ids add nothing, even in context: drop them from the window
-            del self._ids[self._read:]
+            # the held ids add nothing, even in context: shorten each run of skipped specials to
+            # one (a SentencePiece decoder treats the run as one boundary, so the text cannot
+            # change); a held ▁ stays, it is the space of the word to come
+            kept: list[int] = []
+            for token_id in self._ids[self._read:]:
+                if not (kept and self._is_silent(token_id) and self._is_silent(kept[-1])):
+                    kept.append(token_id)
+            if len(kept) > MAX_HELD:
+                kept = []  # ids that render as nothing even with specials kept: bounded, not kept
+            self._ids[self._read:] = kept
             self._next_settle = 0
             return None
         found = find_safe_split(
