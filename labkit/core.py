@@ -331,6 +331,32 @@ class Tokenizer:
     def __repr__(self) -> str:
         return f"<labkit.Tokenizer {self.name} model={self.vocab.model} engine={self.engine} vocab_size={self.vocab_size}>"
 
+    def decode_unchecked(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        """:meth:`decode` for ids that already passed :meth:`check_ids` (a stream checks each id
+        once, on arrival, then decodes short windows of them many times).
+
+        Example: ``tok.decode_unchecked(tok.check_ids([9707]))`` -> ``'Hello'``
+        """
+        if type(self).decode is not Tokenizer.decode:  # an engine with its own decode keeps it
+            return self.decode(ids, skip_special_tokens=skip_special_tokens)
+        return self._decode(ids, bool(skip_special_tokens))
+
+    def check_id(self, index, where: str = "") -> int:
+        """One id as a plain int inside the vocab, else LabkitError naming it (and ``where``).
+
+        Example: ``tok.check_id(numpy.int64(42))`` -> ``42``
+        """
+        return self._check_id(index, where)
+
+    def check_ids(self, ids: Sequence[int], what: str = "ids") -> list[int]:
+        """Every id checked (see :meth:`check_id`) before any is used, as a new list of ints;
+        ``what`` names the argument in the error (a bad id part-way through raises before the
+        ids ahead of it are consumed, and lost).
+
+        Example: ``tok.check_ids([9707, 1879], "step_batch()")`` -> ``[9707, 1879]``
+        """
+        return self._check_ids(ids, what)
+
     # -- helpers for engines -------------------------------------------------
     def _check_id(self, index, where: str = "") -> int:
         """One id as a plain int inside the vocab, else LabkitError naming it (and ``where``)."""
@@ -347,10 +373,10 @@ class Tokenizer:
             raise LabkitError(f"{self.name}: unknown id {index}{where} (vocab size {len(self.vocab.tokens)})")
         return index
 
-    def _check_ids(self, ids: Sequence[int]) -> list[int]:
+    def _check_ids(self, ids: Sequence[int], what: str = "ids") -> list[int]:
         """A list of ids as plain ints inside the vocab, else LabkitError naming the bad one."""
         if ids is None or isinstance(ids, (str, bytes, bytearray, dict)) or not isinstance(ids, Iterable):
-            raise LabkitError(f"{self.name}: ids must be a list of ints, got {type(ids).__name__} {_short(ids)}")
+            raise LabkitError(f"{self.name}: {what} must be a list of ints, got {type(ids).__name__} {_short(ids)}")
         n = len(self.vocab.tokens)
         out = []
         for pos, i in enumerate(ids):
@@ -358,6 +384,16 @@ class Tokenizer:
                 i = self._check_id(i, f" at position {pos}")
             out.append(i)
         return out
+
+
+def as_tokenizer(obj, who: str) -> Tokenizer:
+    """``obj`` if it is a labkit Tokenizer, else LabkitError saying ``who`` needs one.
+
+    Example: ``as_tokenizer(labkit.load("gpt2"), "DecodeStream")``
+    """
+    if not isinstance(obj, Tokenizer):
+        raise LabkitError(f"{who} needs a labkit Tokenizer, got {type(obj).__name__}")
+    return obj
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

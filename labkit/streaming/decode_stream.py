@@ -32,13 +32,12 @@ Example: ``s = DecodeStream(tok); [s.step(i) for i in tok.encode("héllo").ids];
 """
 from __future__ import annotations
 
-import operator
 import weakref
 from typing import Iterable, Sequence
 
 from labkit import metrics as _metrics
 from labkit.algorithms.bounded import BoundedDict
-from labkit.core import LabkitError, Tokenizer
+from labkit.core import LabkitError, Tokenizer, as_tokenizer
 
 REPLACEMENT = "\ufffd"
 # vLLM's INITIAL_INCREMENTAL_DETOKENIZATION_OFFSET: ids of prompt context decoded with the first step
@@ -49,59 +48,12 @@ MAX_HELD = 8
 SAFE_TAIL_CHARS = 4
 
 
-def check_id(tok: Tokenizer, token_id) -> int:
-    """Return ``token_id`` as an int if ``tok`` knows it, else raise LabkitError.
-
-    Example: ``check_id(tok, 42)`` -> ``42``
-    """
-    if type(token_id) is int and 0 <= token_id < tok.vocab_size:
-        return token_id  # the common case, checked cheaply
-    if isinstance(token_id, bool):
-        raise LabkitError(f"{tok.name}: token id {token_id!r} is a bool, not an int")
-    try:
-        value = operator.index(token_id)
-    except TypeError:
-        raise LabkitError(f"{tok.name}: token id must be an int, got {type(token_id).__name__}") from None
-    if not 0 <= value < tok.vocab_size:
-        raise LabkitError(f"{tok.name}: unknown token id {value} (vocab size {tok.vocab_size})")
-    return value
-
-
-def check_ids(tok: Tokenizer, token_ids, what: str) -> list[int]:
-    """All of ``token_ids`` checked (see :func:`check_id`) before any is used, so that a bad id
-    part-way through a batch raises without consuming, and losing, the ids before it.
-
-    Example: ``check_ids(tok, [9707, 1879], "step_batch()")`` -> ``[9707, 1879]``
-    """
-    if isinstance(token_ids, (str, bytes, bytearray, dict)) or not isinstance(token_ids, Iterable):
-        raise LabkitError(f"{tok.name}: {what} takes a list of token ids, not {type(token_ids).__name__}")
-    size = tok.vocab_size
-    return [i if type(i) is int and 0 <= i < size else check_id(tok, i) for i in token_ids]
-
-
 def check_tokenizer(tok) -> Tokenizer:
-    """Return ``tok`` if it has the Tokenizer surface a stream needs, else raise LabkitError.
+    """``tok`` if it is a labkit Tokenizer, else LabkitError (what every stream takes).
 
     Example: ``check_tokenizer(labkit.load("gpt2"))``
     """
-    if not callable(getattr(tok, "decode", None)) or not hasattr(tok, "vocab_size"):
-        raise LabkitError(f"a stream needs a labkit Tokenizer, got {type(tok).__name__}")
-    return tok
-
-
-def raw_decoder(tok: Tokenizer, skip_special_tokens: bool):
-    """A function ``ids -> text`` for ids already checked: ``tok.decode`` without re-checking them.
-
-    When ``tok`` keeps the base class's ``decode`` (which only checks the ids, then calls the
-    engine's ``_decode``), the check is skipped; a stream checks each id once, on arrival.
-
-    Example: ``raw_decoder(tok, False)([9707])`` -> ``'Hello'``
-    """
-    skip = bool(skip_special_tokens)
-    if isinstance(tok, Tokenizer) and type(tok).decode is Tokenizer.decode:
-        engine_decode = tok._decode
-        return lambda ids: engine_decode(ids, skip)
-    return lambda ids: tok.decode(ids, skip_special_tokens=skip)
+    return as_tokenizer(tok, "a stream")
 
 
 # ----------------------------------------------------------------------------- decoder probe
@@ -297,9 +249,10 @@ class DecodeStream:
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
         self.tok = check_tokenizer(tok)
         self.skip_special_tokens = bool(skip_special_tokens)
-        prompt = check_ids(tok, prompt_ids, "prompt_ids")
-        self._raw = raw_decoder(tok, self.skip_special_tokens)
-        self._raw_kept = raw_decoder(tok, False)
+        prompt = tok.check_ids(prompt_ids, "prompt_ids")
+        skip, decode = self.skip_special_tokens, tok.decode_unchecked  # each id is checked once, on arrival
+        self._raw = lambda ids: decode(ids, skip)
+        self._raw_kept = lambda ids: decode(ids, False)
         # decodes of short windows, shared by every stream over this tokenizer (a pure function)
         self._memo, self._alone = shared_memos(tok, self.skip_special_tokens)
         self._byte_ids = run_sensitive_byte_ids(tok)
@@ -317,7 +270,7 @@ class DecodeStream:
     def step(self, token_id: int) -> str | None:
         """Add one id; return the text it completes, or None while the text may still change."""
         if not (type(token_id) is int and 0 <= token_id < self._vocab_size):
-            token_id = check_id(self.tok, token_id)
+            token_id = self.tok.check_id(token_id)
         ids = self._ids
         if self._concat and self._read == len(ids):
             # fast path: nothing held, and a token whose text is whole characters reads the same
@@ -372,7 +325,7 @@ class DecodeStream:
     def step_batch(self, token_ids: Iterable[int]) -> list[str]:
         """Step each id in turn; return the chunks that were produced (None results left out)."""
         out = []
-        for token_id in check_ids(self.tok, token_ids, "step_batch()"):
+        for token_id in self.tok.check_ids(token_ids, "step_batch()"):
             chunk = self.step(token_id)
             if chunk is not None:
                 out.append(chunk)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from labkit.core import Tokenizer
-from labkit.streaming.decode_stream import REPLACEMENT, check_id, check_tokenizer
+from labkit.streaming.decode_stream import REPLACEMENT, check_tokenizer
 
 
 class PerTokenDecoder:
@@ -34,7 +34,7 @@ class PerTokenDecoder:
 
     def step(self, token_id: int) -> str | None:
         """Decode this one id alone."""
-        token_id = check_id(self.tok, token_id)
+        token_id = self.tok.check_id(token_id)
         self.decoded_ids += 1
         return self.tok.decode([token_id], skip_special_tokens=self.skip_special_tokens) or None
 
@@ -56,7 +56,7 @@ class FullRedecodeDecoder:
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
         self.tok = check_tokenizer(tok)
         self.skip_special_tokens = bool(skip_special_tokens)
-        self._ids = [check_id(tok, i) for i in prompt_ids]
+        self._ids = [tok.check_id(i) for i in prompt_ids]
         self._emitted = len(self._decode())
         self.decoded_ids = 0
 
@@ -66,7 +66,7 @@ class FullRedecodeDecoder:
 
     def step(self, token_id: int) -> str | None:
         """Append the id, decode everything, emit what goes past the text emitted so far."""
-        self._ids.append(check_id(self.tok, token_id))
+        self._ids.append(self.tok.check_id(token_id))
         text = self._decode()
         if text.endswith(REPLACEMENT) or len(text) <= self._emitted:
             return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from labkit.core import LabkitError, Tokenizer
-from labkit.streaming.decode_stream import DecodeStream, check_id, check_ids, check_tokenizer
+from labkit.streaming.decode_stream import DecodeStream, check_tokenizer
 
 
 class Sequence:
@@ -53,7 +53,7 @@ class Sequence:
 
     def append_token(self, token_id: int) -> str:
         """Append one id; return only the text it adds ("" while a character is unfinished)."""
-        token_id = check_id(self.tok, token_id)
+        token_id = self.tok.check_id(token_id)
         chunk = self._stream.step(token_id)
         self._ids.append(token_id)
         if chunk:
@@ -63,7 +63,7 @@ class Sequence:
 
     def append_tokens(self, token_ids: Iterable[int]) -> str:
         """Append several ids; return the text they add together."""
-        return "".join([self.append_token(i) for i in check_ids(self.tok, token_ids, "append_tokens()")])
+        return "".join([self.append_token(i) for i in self.tok.check_ids(token_ids, "append_tokens()")])
 
     def text(self) -> str:
         """The text of all ids, exactly ``tok.decode(token_ids)`` (held bytes show as U+FFFD)."""

@@ -414,12 +414,12 @@ class StopSequenceDecoder:
     def __init__(self, tok, config: StopSequenceConfig, *, skip_special_tokens: bool = True, prompt_ids: Sequence[int] = ()):
         if not isinstance(config, StopSequenceConfig):
             raise LabkitError(f"StopSequenceDecoder: config must be a StopSequenceConfig, got {type(config).__name__}")
-        from labkit.streaming.decode_stream import DecodeStream, check_ids, check_tokenizer
+        from labkit.streaming.decode_stream import DecodeStream, check_tokenizer
 
         self.tok = tok = check_tokenizer(tok)
         self.config = config
         self.skip_special_tokens = bool(skip_special_tokens)
-        self.prompt_ids = tuple(check_ids(tok, prompt_ids, "StopSequenceDecoder prompt_ids"))
+        self.prompt_ids = tuple(tok.check_ids(prompt_ids, "StopSequenceDecoder prompt_ids"))
         size = tok.vocab_size
         for name in ("stop_tokens", "visible_stop_tokens", "eos_token_ids"):
             for i in getattr(config, name):
@@ -521,10 +521,8 @@ class StopSequenceDecoder:
 
     def process_tokens(self, ids: Iterable[int]) -> list[StopOutput]:
         """``process_token`` for each id, in order. Example: ``dec.process_tokens([1, 2, 3])``"""
-        from labkit.streaming.decode_stream import check_ids
-
         # every id checked first: a bad one part-way through raises before any output is lost
-        return [self.process_token(i) for i in check_ids(self.tok, ids, "process_tokens()")]
+        return [self.process_token(i) for i in self.tok.check_ids(ids, "process_tokens()")]
 
     def flush(self) -> StopOutput:
         """End of generation without a stop: release the jail (and any incomplete character).

@@ -29,7 +29,6 @@ from labkit.core import LabkitError, Tokenizer
 from labkit.streaming.decode_stream import (
     MAX_HELD,
     REPLACEMENT,
-    check_id,
     check_tokenizer,
     find_safe_split,
     initial_window_start,
@@ -65,7 +64,7 @@ class WindowDiffDecoder:
         self.k = k
         self.fallback = bool(fallback)
         self.skip_special_tokens = bool(skip_special_tokens)
-        self._ids = [check_id(tok, i) for i in prompt_ids]
+        self._ids = [tok.check_id(i) for i in prompt_ids]
         self._read = len(self._ids)  # ids before this have had their text emitted
         self._byte_ids = run_sensitive_byte_ids(tok) if self.fallback else frozenset()
         # no window reaches before this id: k ids into the prompt (further if that is blind)
@@ -88,7 +87,7 @@ class WindowDiffDecoder:
 
     def step(self, token_id: int) -> str | None:
         """Add one id; return the text it completes, or None while held."""
-        token_id = check_id(self.tok, token_id)
+        token_id = self.tok.check_id(token_id)
         self._ids.append(token_id)
         n = len(self._ids)
         start = self._clean_start(max(self._floor, n - self.k))
