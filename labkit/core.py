@@ -151,7 +151,9 @@ class VocabData:
                     unk_token (str), fuse_unk (bool), ...
       specials      a SpecialTokens
       added_tokens  tokens matched in raw text before the model (specials, user-defined)
-      chat_template str | None
+      chat_template str | None: the default chat template (``chat_templates["default"]``)
+      chat_templates {name: template} found by the reader (formats/hf_config.py), and
+      chat_template_origin  the file (and key) they came from
       metadata      format-specific extras (GGUF key/values, the tokenizer.json dict,
                     tokenizer_config.json, ...), for inspection only
     """
@@ -171,6 +173,12 @@ class VocabData:
     added_tokens: list[AddedToken] = field(default_factory=list)
     chat_template: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    chat_templates: dict[str, str] = field(default_factory=dict)
+    chat_template_origin: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.chat_template is not None and not self.chat_templates:
+            self.chat_templates = {"default": self.chat_template}
 
     @property
     def name(self) -> str:
@@ -314,17 +322,25 @@ class Tokenizer:
 
     @property
     def chat_template(self) -> str | None:
-        from labkit.chat import chat_template_of  # the loading priority lives in labkit.chat
-
-        return chat_template_of(self)
+        """The default chat template: one set on this tokenizer, else the one its reader found
+        at load (formats/hf_config.py applies transformers' priority), else None."""
+        if self._chat_template_override is not None:
+            return self._chat_template_override
+        return self.vocab.chat_template
 
     @chat_template.setter
     def chat_template(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise LabkitError(
+                f"{self.name}: chat_template takes template text (str) or None, got {type(value).__name__}; "
+                "for a .jinja file pass apply_chat_template(..., chat_template=path)"
+            )
         self._chat_template_override = value
 
     def apply_chat_template(self, messages, *, add_generation_prompt: bool = False, **kwargs) -> str:
         """Render a conversation with this model's chat template (see labkit.chat)."""
-        from labkit.chat import apply_chat_template
+        # the one import of an upper layer in core, done lazily: rendering lives in labkit.chat
+        from labkit.chat.encode import apply_chat_template
 
         return apply_chat_template(self, messages, add_generation_prompt=add_generation_prompt, **kwargs)
 

@@ -17,6 +17,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 import labkit
 from labkit import chat
+from labkit.core import FormatError
 from labkit.paths import data_path
 
 REFERENCE = json.loads(data_path("templates/reference_renders.json").read_bytes().decode("utf-8"))
@@ -318,10 +319,10 @@ def test_named_templates_in_tokenizer_config(tmp_path):
     with pytest.raises(labkit.LabkitError, match="none is 'default'"):
         chat.load_chat_template(tmp_path)
     write(tmp_path / "tokenizer_config.json", json.dumps({"chat_template": [{"name": 1}]}))
-    with pytest.raises(labkit.LabkitError, match="entry 0"):
+    with pytest.raises(FormatError, match=r"chat_template\[0\]\.name"):
         chat.load_chat_template(tmp_path)
     write(tmp_path / "tokenizer_config.json", "{not json")
-    with pytest.raises(labkit.LabkitError, match="not valid JSON"):
+    with pytest.raises(FormatError, match="invalid JSON"):
         chat.load_chat_template(tmp_path)
 
 
@@ -334,23 +335,30 @@ def test_gguf_key_and_a_jinja_file_beside_it(tmp_path):
     assert chat.load_chat_template(gguf) == key_template
     tok = labkit.load(str(gguf))
     assert tok.chat_template == key_template
+    assert tok.vocab.chat_template_origin.endswith("model.gguf: tokenizer.chat_template")
+    # templates are found when the file is read: a file written later needs a new load
     write(tmp_path / "chat_template.jinja", "{{ 'beside' }}")
+    assert tok.chat_template == key_template
     assert chat.load_chat_template(gguf) == "{{ 'beside' }}"
+    tok = labkit.load(str(gguf))
     assert tok.chat_template == "{{ 'beside' }}"
+    assert tok.vocab.chat_template_origin == str(tmp_path / "chat_template.jinja")
     assert tok.apply_chat_template([]) == "beside"
     tok.chat_template = "{{ 'override' }}"
     assert tok.chat_template == "{{ 'override' }}"
     assert tok.apply_chat_template([]) == "override"
     explicit = write(tmp_path / "x.jinja", "{{ 'file' }}")
-    tok.chat_template = explicit
-    assert tok.apply_chat_template([]) == "file"
+    assert tok.apply_chat_template([], chat_template=explicit) == "file"
+    with pytest.raises(labkit.LabkitError, match="takes template text"):
+        tok.chat_template = explicit
 
 
 def test_named_gguf_templates_from_metadata():
-    from labkit.formats.gguf import read_gguf
+    from labkit.formats.gguf import gguf_to_vocab, read_gguf_kv
 
-    vocab = read_gguf(data_path("gguf/ggml-vocab-qwen2.gguf"))
-    vocab.metadata["tokenizer.chat_template.tool_use"] = "{{ 'tools!' }}"
+    kv = dict(read_gguf_kv(data_path("gguf/ggml-vocab-qwen2.gguf")))
+    kv["tokenizer.chat_template.tool_use"] = "{{ 'tools!' }}"
+    vocab = gguf_to_vocab(kv, "named.gguf")
     found = chat.find_chat_templates(vocab)
     assert sorted(found.templates) == ["default", "tool_use"]
     assert found.pick(tools=[{}]) == "{{ 'tools!' }}"

@@ -307,7 +307,8 @@ def test_chat_template_list_form(tmp_path):
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     vocab = read_vocab(tmp_path)
     assert vocab.chat_template == "D"
-    assert vocab.metadata["chat_templates"] == {"tool_use": "T", "default": "D"}
+    assert vocab.chat_templates == {"tool_use": "T", "default": "D"}
+    assert vocab.chat_template_origin == f"{tmp_path / 'tokenizer_config.json'}: chat_template"
 
 
 def test_chat_template_priority_inside_a_folder(tmp_path):

@@ -16,7 +16,8 @@ from typing import Any
 
 from labkit.core import FormatError, LabkitError, VocabData
 from labkit.formats.files import read_bytes
-from labkit.formats.hf_json import UTF8_BOM, apply_folder_files, parse_json
+from labkit.formats.hf_config import apply_folder_files, apply_template_files
+from labkit.formats.hf_json import UTF8_BOM, parse_json
 
 # what sniff() can answer
 FORMATS = (
@@ -198,7 +199,9 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
     if _read_head(path, 4) == b"GGUF":
         from labkit.formats.gguf import read_gguf
 
-        return read_gguf(path, pre=pre)  # mapped, not read: model files can be gigabytes
+        vocab = read_gguf(path, pre=pre)  # mapped, not read: model files can be gigabytes
+        apply_template_files(vocab, path.parent)  # template files beside a GGUF win over its key
+        return vocab
     data = read_bytes(path)
     kind, doc = sniff_bytes(data, str(path))
     return _read_kind(kind, path, data, doc, pre)
@@ -217,15 +220,23 @@ def _read_kind(kind: str, path: Path, data: bytes, doc: Any, pre: str | None) ->
     if kind == "gguf":
         from labkit.formats.gguf import read_gguf
 
-        return read_gguf(path, pre=pre, data=data)
+        vocab = read_gguf(path, pre=pre, data=data)
+        apply_template_files(vocab, folder)
+        return vocab
     if kind == "hf_json":
         from labkit.formats.hf_json import read_hf_json
 
-        return read_hf_json(path, pre=pre, data=data, doc=doc)
+        vocab = read_hf_json(path, pre=pre, data=data, doc=doc)
+        # a tokenizer.json post-processor stays in charge of BOS/EOS framing
+        framing = bool(vocab.metadata["post_processor_framing"])
+        apply_folder_files(vocab, folder, framing_from_post_processor=framing)
+        return vocab
     if kind == "tiktoken":
         from labkit.formats.tiktoken_file import read_tiktoken
 
-        return read_tiktoken(path, pre=pre, data=data)
+        vocab = read_tiktoken(path, pre=pre, data=data)
+        apply_template_files(vocab, folder)
+        return vocab
     if kind == "spm_model":
         from labkit.formats.spm_model import read_spm_model
 

@@ -30,6 +30,7 @@ from labkit.core import (
     SpecialTokens,
     VocabData,
 )
+from labkit.formats.hf_config import GGUF_TEMPLATE_KEY, gguf_templates, set_chat_templates
 
 TK = gguf.Keys.Tokenizer
 
@@ -320,7 +321,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         pre_name = "default"
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
-    return VocabData(
+    vocab = VocabData(
         source=source,
         format="gguf",
         model=family,
@@ -334,9 +335,13 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         options=options,
         specials=specials,
         added_tokens=added,
-        chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),
+        chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
         metadata=metadata,
     )
+    templates = gguf_templates(kv)
+    if templates:
+        set_chat_templates(vocab, templates, f"{source}: {GGUF_TEMPLATE_KEY}")
+    return vocab
 
 
 def read_gguf(path, *, pre: str | None = None, data: bytes | None = None) -> VocabData:

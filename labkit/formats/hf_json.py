@@ -3,10 +3,8 @@
 ``tokenizer.json`` is the serialised ``tokenizers.Tokenizer``: a ``model`` (BPE, WordPiece or
 Unigram, with its vocabulary), a ``normalizer``, a ``pre_tokenizer``, a ``post_processor``
 (which adds [CLS]/[SEP] or BOS), a ``decoder`` and the ``added_tokens``.
-``tokenizer_config.json`` is transformers' side of it: the named special tokens, BOS/EOS
-flags and the chat template. This module also owns the folder conventions shared by every
-format (a ``tokenizer_config.json``, ``chat_template.jinja`` or ``chat_template.json`` next
-to the vocabulary).
+``tokenizer_config.json`` and the chat template files beside it are read by
+``formats/hf_config.py``, for every format alike.
 Introduced in notebook ``11_factory_formats_hub`` (tokenizer.json anatomy).
 
 Example: ``read_hf_json("data/hf/all-MiniLM-L6-v2/tokenizer.json").model`` -> ``'wordpiece'``
@@ -17,7 +15,6 @@ import base64
 import binascii
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
@@ -36,7 +33,6 @@ from labkit.core import (
 )
 
 UTF8_BOM = b"\xef\xbb\xbf"
-CONFIG_NAME = "tokenizer_config.json"
 SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 # ids may skip numbers, but a corrupt id must not make us allocate a huge table
 MAX_ID_HOLES = 1 << 16
@@ -544,9 +540,9 @@ def _apply_framing(vocab: VocabData, framing: dict[str, Any]) -> None:
                 sp.eos_ids = (sp.eos_id,) if sp.eos_id is not None else ()
 
 
-def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc: Any = None,
-                 with_config: bool = True) -> VocabData:
-    """Read a tokenizer.json (and the tokenizer_config.json / chat template files beside it).
+def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc: Any = None) -> VocabData:
+    """Read a tokenizer.json alone (``labkit.formats.detect.read_vocab`` also applies the
+    tokenizer_config.json and chat template files beside it, see ``formats/hf_config.py``).
 
     Example: ``read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")).specials.cls_id`` -> ``101``
     Introduced in notebook ``11_factory_formats_hub``.
@@ -557,158 +553,4 @@ def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc
     if doc is None:
         doc = parse_json(data, source)
     raw = data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
-    vocab = hf_json_to_vocab(doc, source, raw_text=raw.decode("utf-8"), pre=pre)
-    if with_config:
-        apply_folder_files(vocab, Path(path).parent, framing_from_post_processor=bool(vocab.metadata["post_processor_framing"]))
-    return vocab
-
-
-# ----------------------------------------------------------------------------- tokenizer_config.json
-
-
-def _special_content(value: Any, source: str, key: str) -> str | None:
-    """A special-token entry: a string, or an AddedToken dict with "content"."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return expect(value.get("content"), str, source, f"{key}.content")
-    raise FormatError(f"{source}: {key} should be a string or an object with 'content', got {type(value).__name__}")
-
-
-def parse_chat_template(value: Any, source: str, where: str = "chat_template") -> tuple[str | None, dict[str, str]]:
-    """A chat template: a string, or a list of {name, template} ("default" is the one used).
-
-    Example: ``parse_chat_template([{"name": "default", "template": "T"}], "x")`` -> ``('T', {'default': 'T'})``
-    Introduced in notebook ``07_special_tokens_chat_templates``.
-    """
-    if value is None:
-        return None, {}
-    if isinstance(value, str):
-        return value, {"default": value}
-    if isinstance(value, list):
-        named = {}
-        for n, item in enumerate(value):
-            expect(item, dict, source, f"{where}[{n}]")
-            name = expect(item.get("name"), str, source, f"{where}[{n}].name")
-            named[name] = expect(item.get("template"), str, source, f"{where}[{n}].template")
-        return named.get("default"), named
-    if isinstance(value, dict):  # {name: template}, as transformers keeps several in memory
-        named = {}
-        for name, template in value.items():
-            named[name] = expect(template, str, source, f"{where}[{name!r}]")
-        return named.get("default"), named
-    raise FormatError(f"{source}: {where} should be a string or a list of {{name, template}}, got {type(value).__name__}")
-
-
-def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framing_from_post_processor: bool = False) -> None:
-    """Apply a tokenizer_config.json dict: named special tokens, BOS/EOS flags, added tokens
-    from ``added_tokens_decoder``, and the chat template. A tokenizer.json post-processor
-    stays in charge of BOS/EOS framing (it is what the ``tokenizers`` engine runs).
-
-    Example: ``apply_tokenizer_config(vocab, {"eos_token": "</s>"}, "tokenizer_config.json")``
-    Introduced in notebook ``11_factory_formats_hub``.
-    """
-    expect(config, dict, source, "the top level")
-    vocab.metadata["tokenizer_config"] = config
-    sp = vocab.specials
-    present = {a.content: a.id for a in vocab.added_tokens}
-
-    decoder = config.get("added_tokens_decoder")
-    if decoder is not None:
-        expect(decoder, dict, source, "added_tokens_decoder")
-        extra = []
-        for key, entry in decoder.items():
-            if not re.fullmatch(r"[0-9]{1,12}", key):
-                raise FormatError(f"{source}: added_tokens_decoder key {key[:20]!r} is not an id")
-            expect(entry, dict, source, f"added_tokens_decoder[{key}]")
-            if entry.get("content") in present:
-                continue
-            item = dict(entry, id=int(key))
-            extra.extend(parse_added_tokens([item], source, f"added_tokens_decoder[{key}]"))
-        for token in extra:
-            if token.id >= len(vocab.tokens):
-                if token.id - len(vocab.tokens) > MAX_ID_HOLES:
-                    raise FormatError(f"{source}: added token id {token.id} is far past the vocabulary")
-                for hole in range(len(vocab.tokens), token.id + 1):
-                    vocab.tokens.append(f"<|unused_{hole}|>")
-                    vocab.token_types.append(TOKEN_UNUSED)
-                    if vocab.scores is not None:
-                        vocab.scores.append(0.0)
-                    if vocab.token_bytes is not None:
-                        vocab.token_bytes.append(None)
-            vocab.tokens[token.id] = token.content
-            vocab.token_types[token.id] = TOKEN_CONTROL if token.special else TOKEN_USER_DEFINED
-            if vocab.token_bytes is not None and token.special:
-                vocab.token_bytes[token.id] = None
-            vocab.added_tokens.append(token)
-            present[token.content] = token.id
-
-    def find(content: str) -> int | None:
-        if content in present:
-            return present[content]
-        try:
-            return vocab.tokens.index(content)
-        except ValueError:
-            return None
-
-    for name in SPECIAL_NAMES:
-        key = f"{name}_token"
-        if key not in config:
-            continue
-        content = _special_content(config[key], source, key)
-        setattr(sp, name, content)
-        setattr(sp, f"{name}_id", find(content) if content is not None else None)
-    if sp.eos_id is not None:
-        sp.eos_ids = tuple(dict.fromkeys((sp.eos_id, *[i for i in sp.eos_ids if i != sp.eos_id])))
-    for flag in ("add_bos", "add_eos"):
-        value = expect(config.get(f"{flag}_token"), bool, source, f"{flag}_token", optional=True)
-        if value is not None and not framing_from_post_processor:
-            setattr(sp, flag, value)
-    if vocab.model == "wordpiece":
-        lower = config.get("do_lower_case")
-        if lower is not None:
-            vocab.normalizer["lowercase"] = expect(lower, bool, source, "do_lower_case")
-        if "strip_accents" in config:
-            vocab.normalizer["strip_accents"] = expect(config["strip_accents"], bool, source, "strip_accents", optional=True)
-        if "tokenize_chinese_chars" in config:
-            vocab.normalizer["handle_chinese_chars"] = expect(config["tokenize_chinese_chars"], bool, source, "tokenize_chinese_chars")
-    template, named = parse_chat_template(config.get("chat_template"), source)
-    if named:
-        vocab.chat_template = template
-        vocab.metadata["chat_templates"] = named
-        vocab.metadata["chat_template_source"] = source
-
-
-def apply_folder_files(vocab: VocabData, folder: Path, *, framing_from_post_processor: bool = False) -> None:
-    """Apply what sits beside a vocabulary file: tokenizer_config.json, then the chat template
-    files, which win over the config's template as in transformers
-    (``chat_template.jinja`` > ``chat_template.json`` > ``tokenizer_config.json``).
-
-    Example: ``apply_folder_files(vocab, Path("data/hf/all-MiniLM-L6-v2"))``
-    Introduced in notebook ``11_factory_formats_hub``.
-    """
-    config_path = folder / CONFIG_NAME
-    if config_path.is_file():
-        apply_tokenizer_config(vocab, load_json_file(config_path), str(config_path),
-                               framing_from_post_processor=framing_from_post_processor)
-    json_path = folder / "chat_template.json"
-    if json_path.is_file():
-        doc = load_json_file(json_path)
-        expect(doc, dict, str(json_path), "the top level")
-        template, named = parse_chat_template(doc.get("chat_template"), str(json_path))
-        if template is not None:
-            vocab.chat_template = template
-            vocab.metadata["chat_templates"] = named
-            vocab.metadata["chat_template_source"] = str(json_path)
-    jinja_path = folder / "chat_template.jinja"
-    if jinja_path.is_file():
-        raw = read_bytes(jinja_path)
-        try:
-            template = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"{jinja_path}: not UTF-8 text (byte {exc.start})") from None
-        vocab.chat_template = template
-        vocab.metadata.setdefault("chat_templates", {})["default"] = template
-        vocab.metadata["chat_template_source"] = str(jinja_path)
+    return hf_json_to_vocab(doc, source, raw_text=raw.decode("utf-8"), pre=pre)

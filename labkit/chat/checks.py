@@ -1,0 +1,208 @@
+"""Size checks made before a template operation runs: what it would build or walk.
+
+An operation that multiplies sizes (``*``, ``%``, ``str.format``, ``replace``, ``join``,
+``indent``, ``tojson`` with an indent or separators) has its result size estimated first;
+a filter that walks a sequence (``sort``, ``groupby``, ``batch``, ``unique``, ...) has its
+input counted first (a generator is drawn into a list, at most one item past the limit);
+``wordwrap`` is quadratic in the length of a long word, so its input has its own small bound.
+Introduced in notebook ``07_special_tokens_chat_templates``.
+
+Example: ``check_filter(budget, "wordwrap", "a" * 10**6, (1,), {})`` raises TemplateRefused
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import string
+from collections.abc import Mapping
+from typing import Any
+
+from labkit.chat.budget import Budget
+from labkit.chat.errors import ChatTemplateError, TemplateRefused
+
+_PRINTF_FIELD = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
+
+
+def printf_bound(budget: Budget, fmt: str, values: Any, what: str) -> None:
+    widest = 0
+    fields = 0
+    for match in _PRINTF_FIELD.finditer(fmt):
+        fields += 1
+        for group in match.groups():
+            if group == "*":  # the width comes from the values: each int value must be a sane width
+                widest = max(widest, budget.limits.max_width)
+                for value in values if isinstance(values, (list, tuple)) else (values,):
+                    budget.width(value, what)
+            elif group:
+                if len(group) > 7:
+                    raise TemplateRefused(f"template refused: {what} width {group[:12]}... is too large")
+                widest = max(widest, int(group))
+    if widest > budget.limits.max_width:
+        raise TemplateRefused(f"template refused: {what} width {widest} is above {budget.limits.max_width:,}")
+    if fields:
+        budget.bound(len(fmt) + fields * (budget.flat_size(values) + widest), what)
+
+
+def format_bound(budget: Budget, fmt: str, args: tuple, kwargs: Mapping, what: str) -> None:
+    fields = 0
+    widest = 0
+    try:
+        parsed = list(string.Formatter().parse(fmt))
+    except ValueError as exc:
+        raise ChatTemplateError(f"chat template: bad format string for {what}: {exc}") from None
+    for _literal, name, spec, _conversion in parsed:
+        if name is None:
+            continue
+        fields += 1
+        if spec:
+            if "{" in spec:  # a width taken from the arguments: every int argument must be a sane width
+                widest = max(widest, budget.limits.max_width)
+                for value in (*args, *kwargs.values()):
+                    budget.width(value, what)
+            for digits in re.findall(r"\d+", spec):
+                if len(digits) > 7 or int(digits) > budget.limits.max_width:
+                    raise TemplateRefused(f"template refused: {what} width {digits[:12]} is too large")
+                widest = max(widest, int(digits))
+    if fields:
+        payload = budget.flat_size(list(args)) + budget.flat_size(dict(kwargs))
+        budget.bound(len(fmt) + fields * (payload + widest), what)
+
+
+def _replace_bound(budget: Budget, text: str, old: Any, new: Any, count: Any, what: str) -> None:
+    if not (isinstance(text, (str, bytes)) and type(old) is type(text) and type(new) is type(text)):
+        return
+    hits = text.count(old) if old else len(text) + 1
+    if isinstance(count, int) and count >= 0:
+        hits = min(hits, count)
+    budget.bound(len(text) + hits * max(0, len(new) - len(old)), what)
+
+
+def check_str_method(budget: Budget, method: Any, args: tuple, kwargs: dict) -> tuple:
+    """Bounds for the str/bytes methods that multiply sizes; returns the (maybe materialised) args."""
+    name = method.__name__
+    text = method.__self__
+    what = f"str.{name}()"
+    if name == "replace":
+        old = args[0] if len(args) > 0 else kwargs.get("old")
+        new = args[1] if len(args) > 1 else kwargs.get("new")
+        count = args[2] if len(args) > 2 else kwargs.get("count", -1)
+        _replace_bound(budget, text, old, new, count, what)
+    elif name == "join" and args:
+        items = args[0] if isinstance(args[0], (list, tuple, str)) else list(args[0])
+        budget.result(list(items) if isinstance(items, tuple) else items, what)
+        budget.bound(budget.flat_size(items) + len(text) * len(items), what)
+        args = (items,) + tuple(args[1:])
+    elif name == "expandtabs":
+        size = args[0] if args else kwargs.get("tabsize", 8)
+        budget.width(size, what)
+        if isinstance(size, int):
+            budget.bound(len(text) + text.count("\t" if isinstance(text, str) else b"\t") * max(size, 0), what)
+    elif name in ("center", "ljust", "rjust", "zfill"):
+        for value in (*args, *kwargs.values()):
+            budget.width(value, what)
+    elif name == "translate" and args and isinstance(args[0], Mapping):
+        longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
+        budget.bound(len(text) * max(longest, 1), what)
+    return args
+
+
+
+
+# filters that turn their input into text: their input is size-checked first
+STRINGIFYING = frozenset(
+    "capitalize center e escape forceescape format indent join lower pprint replace safe string "
+    "striptags sum title tojson trim truncate upper urlencode urlize wordcount wordwrap xmlattr list".split()
+)
+
+
+def check_filter(budget: Budget, name: str, value: Any, args: tuple, kwargs: dict) -> Any:
+    """Per-filter bounds, checked before the filter runs; returns the value to pass on
+    (a generator input is drawn into a bounded list first).
+
+    Example: ``check_filter(budget, "batch", "ab" * 4_000_000, (1,), {})`` raises TemplateRefused
+    """
+    what = f"filter {name!r}"
+    if name in SEQUENCE_FILTERS:
+        value = bounded_items(budget, value, what)
+    if name in TEXT_COST and isinstance(value, str):
+        budget.items(len(value), what, TEXT_COST[name](budget.limits))
+    if name in ("center", "wordwrap", "truncate", "batch", "slice", "round"):
+        for arg in (*args[:1], *(kwargs.get(k) for k in ("width", "length", "linecount", "slices", "precision"))):
+            budget.width(arg, what)
+    if name == "indent":
+        width = args[0] if args else kwargs.get("width", 4)
+        budget.width(width, what)
+        step = len(width) if isinstance(width, str) else (width if isinstance(width, int) else 0)
+        text = str(value) if not isinstance(value, str) else value
+        budget.bound(len(text) + (text.count("\n") + 1) * max(step, 0), what)
+    elif name == "wordwrap" and isinstance(value, str):
+        wrap = args[2] if len(args) > 2 else kwargs.get("wrapstring")
+        if isinstance(wrap, str):
+            budget.bound(len(value) + (len(value) + 1) * len(wrap), what)
+    elif name == "replace":
+        _replace_bound(budget, str(value), args[0] if args else None, args[1] if len(args) > 1 else None,
+                       args[2] if len(args) > 2 else kwargs.get("count"), what)
+    elif name == "join":
+        if not isinstance(value, (list, tuple, str, dict)):
+            value = list(value)
+        budget.result(value if isinstance(value, list) else [], what)
+        sep = args[0] if args else kwargs.get("d", "")
+        budget.bound(budget.flat_size(value) + len(sep if isinstance(sep, str) else "") * len(value), what)
+    elif name == "tojson":
+        indent = args[1] if len(args) > 1 else kwargs.get("indent")
+        step = len(indent) if isinstance(indent, str) else (indent if isinstance(indent, int) else 0)
+        budget.width(step, what)
+        separators = args[2] if len(args) > 2 else kwargs.get("separators")
+        widest = _separator_width(budget, separators, what)
+        # every item and key is followed by a separator: charge the widest one per item
+        budget.flat(value, what, indent=max(step, 0) + widest)
+    elif name == "format" and isinstance(value, str):
+        printf_bound(budget, value, [*args, *kwargs.values()], what)
+    return value
+
+
+
+
+# filters that walk their input item by item (a str counts its chars as items)
+SEQUENCE_FILTERS = frozenset(
+    "batch slice sort groupby unique dictsort map select reject selectattr rejectattr list sum min max "
+    "first last random reverse join".split()
+)
+# filters whose time grows faster than their text: the longest input each may take
+TEXT_COST = {
+    "wordwrap": lambda limits: limits.max_wrap,
+    "urlize": lambda limits: limits.max_wrap * 5,
+    "pprint": lambda limits: limits.max_wrap * 5,
+}
+
+
+def bounded_items(budget: Budget, value: Any, what: str) -> Any:
+    """``value`` if its length is within the item limit; a generator drawn into a list of at
+    most limit + 1 items (then refused if full); anything larger refused before it is walked.
+
+    Example: ``bounded_items(budget, (i for i in range(3)), "x")`` -> ``[0, 1, 2]``
+    """
+    limit = budget.limits.max_filter_items
+    try:
+        budget.items(len(value), what)
+        return value
+    except TypeError:  # no len(): an iterator (map, select, batch results, ...)
+        pass
+    if not hasattr(value, "__iter__") or isinstance(value, Mapping):
+        return value
+    drawn = list(itertools.islice(value, limit + 1))
+    budget.items(len(drawn), what)
+    return drawn
+
+
+def _separator_width(budget: Budget, separators: Any, what: str) -> int:
+    if separators is None:
+        return 0
+    if not (isinstance(separators, (list, tuple)) and len(separators) == 2 and all(isinstance(s, str) for s in separators)):
+        raise ChatTemplateError(f"chat template: {what} separators must be two strings, e.g. (',', ':')")
+    widest = max(len(s) for s in separators)
+    if widest > budget.limits.max_separator:
+        raise TemplateRefused(
+            f"template refused: {what} separator of {widest:,} chars is over {budget.limits.max_separator}"
+        )
+    return widest
