@@ -60,7 +60,8 @@ MODEL_BPE_BYTE = "bpe_byte"      # GPT-2 style byte-level BPE with ranks/merges 
 MODEL_SPM_BPE = "spm_bpe"        # SentencePiece score BPE with '▁' and <0xNN> byte fallback
 MODEL_WORDPIECE = "wordpiece"    # BERT WordPiece with '##' continuations
 MODEL_UNIGRAM = "unigram"        # SentencePiece Unigram (trie, lattice, Viterbi)
-MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM)
+MODEL_WORDLEVEL = "wordlevel"    # a whole-word lookup table (tokenizer.json only)
+MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM, MODEL_WORDLEVEL)
 
 
 # ----------------------------------------------------------------------------- plain data
@@ -219,6 +220,8 @@ class Tokenizer:
     """
 
     engine: str = "?"
+    # why engine=None picked this engine (set by labkit.load; None when the engine was asked for)
+    engine_note: str | None = None
 
     def __init__(self, vocab: VocabData, *, backend: Any = None):
         self.vocab = vocab
@@ -345,7 +348,8 @@ class Tokenizer:
         return apply_chat_template(self, messages, add_generation_prompt=add_generation_prompt, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<labkit.Tokenizer {self.name} model={self.vocab.model} engine={self.engine} vocab_size={self.vocab_size}>"
+        head = f"<labkit.Tokenizer {self.name} model={self.vocab.model} engine={self.engine} vocab_size={self.vocab_size}>"
+        return f"{head[:-1]} ({self.engine_note})>" if self.engine_note else head
 
     def decode_unchecked(self, ids: list[int], skip_special_tokens: bool = False) -> str:
         """:meth:`decode` for ids that already passed :meth:`check_ids` (a stream checks each id

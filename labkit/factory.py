@@ -68,6 +68,10 @@ def _build_engine(vocab: VocabData, engine: str) -> Tokenizer:
     if engine == "labkit":
         if vocab.model not in LABKIT_ENGINES:
             raise EngineUnavailable(f"{vocab.name}: labkit has no engine for model {vocab.model!r}")
+        refusal = vocab.metadata.get("labkit_refusal") if isinstance(vocab.metadata, dict) else None
+        if refusal:
+            # the reader recognised a pipeline labkit does not implement exactly: never guess
+            raise EngineUnavailable(f"{vocab.name}: labkit's engine does not implement {refusal}")
         return _builder(LABKIT_ENGINES[vocab.model])(vocab)
     if engine not in REFERENCE_ENGINES:
         raise LabkitError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
@@ -138,6 +142,14 @@ def load(source, *, engine: str | None = None, pre: str | None = None) -> Tokeni
     return tok
 
 
+def _engine_note(picked: str, errors: list[str]) -> str:
+    """One line saying why engine=None picked ``picked`` (the refusals before it)."""
+    if not errors:
+        return f"engine=None picked {picked!r}: it serves this file exactly"
+    first = errors[0].split(": ", 1)[-1]
+    return f"engine=None picked {picked!r}: {first}"
+
+
 def _choose_engine(vocab: VocabData, engine: str | None) -> Tokenizer:
     if vocab.model not in MODELS and vocab.format != "mock":
         raise LabkitError(f"{vocab.name}: unsupported model {vocab.model!r}")
@@ -152,7 +164,10 @@ def _choose_engine(vocab: VocabData, engine: str | None) -> Tokenizer:
     errors = []
     for name in ("labkit", *_FALLBACK.get(vocab.format, ("hf",))):
         try:
-            return build_engine(vocab, name)
+            tok = build_engine(vocab, name)
         except EngineUnavailable as exc:
             errors.append(f"{name}: {exc}")
+            continue
+        tok.engine_note = _engine_note(name, errors)
+        return tok
     raise EngineUnavailable(f"{vocab.name}: no engine can serve this file ({'; '.join(errors)})")

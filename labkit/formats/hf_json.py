@@ -19,6 +19,7 @@ from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 from labkit.formats.files import read_bytes
+from labkit.formats.hf_components import check_components, labkit_refusal
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -345,6 +346,7 @@ def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre:
     if kind is None:  # files written before "type" existed: infer it
         kind = "BPE" if "merges" in model else "Unigram" if isinstance(model.get("vocab"), list) else "WordPiece"
     expect(kind, str, source, "model.type")
+    check_components(doc, source)
     added = parse_added_tokens(doc.get("added_tokens", []), source)
     normalizers = _components(doc.get("normalizer"), source, "normalizer")
     pretokenizers = _components(doc.get("pre_tokenizer"), source, "pre_tokenizer")
@@ -446,6 +448,7 @@ def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre:
         "normalizer": doc.get("normalizer"),
         "pre_tokenizer": doc.get("pre_tokenizer"),
         "decoder": doc.get("decoder"),
+        "labkit_refusal": labkit_refusal(doc, family=family, split_known=pre_name is not None),
     }
     for key in ("padding", "truncation"):
         if doc.get(key) is not None:

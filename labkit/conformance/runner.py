@@ -1,0 +1,179 @@
+"""Run configurations through engines and hold every answer against the reference.
+
+For each configuration and engine: ``labkit.load(path, engine=...)``; a ``LabkitError`` at
+load is a *refusal* (its message names the component). Otherwise every string of the mixed
+corpus is compared: ids, tokens and offsets with and without ``add_special_tokens``, and
+``decode`` of the reference ids with and without ``skip_special_tokens``. One mismatch makes
+the cell *differs*: a silent difference, which the tests never allow.
+Introduced in notebook ``14_conformance_matrix``.
+
+Example: ``run_matrix(all_cases(["hf"]), Path("/tmp/m")).summary()``
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import labkit
+from labkit.conformance.cases import ConfigCase
+from labkit.conformance.corpus import mixed_corpus
+from labkit.core import LabkitError
+
+DEFAULT_ENGINES = ("labkit", "hf", "default")
+MAX_REPORTED = 3  # differences kept per cell for the message
+
+
+@dataclass
+class Cell:
+    """One configuration x one engine: exact, refused or differs, with its counts.
+
+    Example: ``Cell("hf/wl", "labkit", "refused", message="... pre_tokenizer Digits ...")``
+    """
+
+    case: str
+    engine: str
+    status: str                 # "exact" | "refused" | "differs"
+    strings: int = 0            # strings compared
+    comparisons: int = 0        # single equality checks made
+    message: str = ""           # the refusal, or the first differences
+    served_by: str = ""         # for engine=None: the engine it picked
+    seconds: float = 0.0
+    components: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class MatrixResult:
+    """Every cell of a run, with the views the notebook and the tests need.
+
+    Example: ``result.summary()`` -> ``{'configurations': 70, 'cells': 210, 'exact': ..., ...}``
+    """
+
+    cells: list[Cell] = field(default_factory=list)
+    engines: tuple[str, ...] = DEFAULT_ENGINES
+    seconds: float = 0.0
+    strings: int = 0
+
+    def summary(self) -> dict[str, int | float]:
+        """Counts of configurations, strings, comparisons and cells by status."""
+        status = Counter(c.status for c in self.cells)
+        return {
+            "configurations": len({c.case for c in self.cells}),
+            "cells": len(self.cells),
+            "exact": status["exact"],
+            "refused": status["refused"],
+            "differs": status["differs"],
+            "strings": self.strings,
+            "comparisons": sum(c.comparisons for c in self.cells),
+            "seconds": round(self.seconds, 1),
+        }
+
+    def differences(self) -> list[Cell]:
+        """The cells with a silent difference (the tests require none)."""
+        return [c for c in self.cells if c.status == "differs"]
+
+    def by_component(self) -> dict[tuple[str, str], dict[str, Counter]]:
+        """(kind, label) -> engine -> Counter of statuses (and 'strings'): the matrix rows."""
+        rows: dict[tuple[str, str], dict[str, Counter]] = {}
+        for cell in self.cells:
+            for component in cell.components:
+                row = rows.setdefault(component, {})
+                counter = row.setdefault(cell.engine, Counter())
+                counter[cell.status] += 1
+                counter["strings"] += cell.strings
+        return dict(sorted(rows.items()))
+
+
+def _folder_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _reference_answers(reference, texts: Sequence[str]):
+    answers = []
+    for text in texts:
+        plain = reference.encode(text, add_special_tokens=False)
+        framed = reference.encode(text, add_special_tokens=True)
+        decoded = {skip: reference.decode(framed[0], skip_special_tokens=skip) for skip in (False, True)}
+        answers.append((plain, framed, decoded))
+    return answers
+
+
+def _compare(tok, texts, answers, compare_offsets: bool) -> tuple[int, list[str]]:
+    """Comparisons made and the differences found (empty: exact)."""
+    comparisons = 0
+    found: list[str] = []
+    for text, (plain, framed, decoded) in zip(texts, answers):
+        try:
+            for add, want in ((False, plain), (True, framed)):
+                enc = tok.encode(text, add_special_tokens=add)
+                got = (enc.ids, enc.tokens, [tuple(o) for o in enc.offsets])
+                want = (want[0], want[1], [tuple(o) for o in want[2]])
+                for what, a, b in zip(("ids", "tokens", "offsets"), got, want):
+                    if what == "offsets" and not compare_offsets:
+                        continue
+                    comparisons += 1
+                    if a != b:
+                        found.append(f"{text[:40]!r} add_special_tokens={add} {what}: {str(a)[:120]} != reference {str(b)[:120]}")
+            for skip, want in decoded.items():
+                comparisons += 1
+                got_text = tok.decode(framed[0], skip_special_tokens=skip)
+                if got_text != want:
+                    found.append(f"{text[:40]!r} decode(skip_special_tokens={skip}): {got_text[:80]!r} != reference {want[:80]!r}")
+        except LabkitError as exc:
+            comparisons += 1
+            found.append(f"{text[:40]!r}: raised {exc} where the reference answered")
+        if len(found) >= MAX_REPORTED:
+            break
+    return comparisons, found
+
+
+def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_ENGINES,
+             texts: Sequence[str] | None = None) -> list[Cell]:
+    """Build one configuration under ``workdir`` and compare every engine with the reference.
+
+    Example: ``[c.status for c in run_case(case, Path("/tmp/m"))]`` -> ``['refused', 'exact', 'exact']``
+    """
+    folder = Path(workdir) / _folder_name(case.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = case.build(folder)
+    reference = case.reference(path)
+    if texts is None:
+        texts = mixed_corpus(case.specials)
+    texts = list(dict.fromkeys([*texts, *case.texts]))
+    answers = _reference_answers(reference, texts)
+    cells = []
+    for engine in engines:
+        started = time.perf_counter()
+        cell = Cell(case.name, engine, "exact", components=case.components)
+        try:
+            tok = labkit.load(path, engine=None if engine == "default" else engine)
+        except LabkitError as exc:
+            cell.status, cell.message = "refused", str(exc)
+        else:
+            cell.served_by = tok.engine
+            cell.comparisons, found = _compare(tok, texts, answers, case.compare_offsets)
+            cell.strings = len(texts)
+            if found:
+                cell.status, cell.message = "differs", "\n".join(found)
+        cell.seconds = time.perf_counter() - started
+        cells.append(cell)
+    return cells
+
+
+def run_matrix(cases: Sequence[ConfigCase], workdir: Path, engines: Sequence[str] = DEFAULT_ENGINES,
+               texts: Sequence[str] | None = None) -> MatrixResult:
+    """Every configuration x every engine (see :func:`run_case`).
+
+    Example: ``run_matrix(all_cases(["hf"]), Path("/tmp/m")).summary()["differs"]`` -> ``0``
+    """
+    started = time.perf_counter()
+    result = MatrixResult(engines=tuple(engines))
+    for case in cases:
+        cells = run_case(case, workdir, engines, texts)
+        result.cells.extend(cells)
+        result.strings += max((c.strings for c in cells), default=0)
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,172 @@
+"""Which tokenizer.json pipelines labkit's own engines serve exactly, and which they refuse.
+
+A tokenizer.json is a pipeline of components (normaliser, pre-tokenizer, model,
+post-processor, decoder, added tokens). labkit's engines implement some of them exactly;
+:func:`labkit_refusal` recognises exactly those configurations and, for any other, returns
+a sentence naming the component it does not implement, which ``engine="labkit"`` raises at
+load and ``engine=None`` reports when it falls back to the ``tokenizers`` engine. A wrong
+guess here would be a silent difference, so the lists are short and each entry is checked by
+the conformance matrix (``tests/test_conformance_hf_matrix.py``).
+:func:`check_components` refuses, for every engine, component types ``tokenizers`` does not
+know and Split regexes that do not compile.
+Introduced in notebook ``14_conformance_matrix``.
+
+Example: ``labkit_refusal({"model": {"type": "WordLevel"}})`` -> ``"model WordLevel: ..."``
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from labkit.core import FormatError
+
+# every component type tokenizers 0.23 reads from a tokenizer.json
+KNOWN_TYPES = {
+    "normalizer": {"BertNormalizer", "StripAccents", "NFC", "NFD", "NFKC", "NFKD", "Sequence", "Lowercase",
+                   "Nmt", "Precompiled", "Replace", "Prepend", "Strip", "ByteLevel"},
+    "pre_tokenizer": {"BertPreTokenizer", "ByteLevel", "Delimiter", "CharDelimiterSplit", "Metaspace", "Whitespace",
+                      "Sequence", "Split", "Punctuation", "WhitespaceSplit", "Digits", "UnicodeScripts",
+                      "FixedLength"},
+    "decoder": {"BPEDecoder", "ByteLevel", "WordPiece", "Metaspace", "CTC", "Sequence", "Replace", "Fuse", "Strip",
+                "ByteFallback"},
+    "post_processor": {"RobertaProcessing", "BertProcessing", "ByteLevel", "TemplateProcessing", "Sequence"},
+}
+_CHILDREN = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders",
+             "post_processor": "processors"}
+_MAX_DEPTH = 64  # Sequences nested deeper than this are refused (tokenizers recurses on them)
+
+
+def flatten(node: Any, kind: str, source: str = "tokenizer.json") -> list[dict]:
+    """A component as the flat list of its parts (Sequences unrolled, depth-first).
+
+    Example: ``[n["type"] for n in flatten({"type": "Sequence", "normalizers": [{"type": "NFC"}]}, "normalizer")]`` -> ``['NFC']``
+    """
+    out: list[dict] = []
+    stack = [(node, kind, 0)]
+    while stack:
+        item, place, depth = stack.pop()
+        if item is None and place == kind:
+            continue
+        if not isinstance(item, dict):
+            raise FormatError(f"{source}: {place} should be an object, got {type(item).__name__}")
+        if depth > _MAX_DEPTH:
+            raise FormatError(f"{source}: {kind} Sequences are nested more than {_MAX_DEPTH} deep")
+        if item.get("type") == "Sequence" and kind in _CHILDREN:
+            parts = item.get(_CHILDREN[kind])
+            if not isinstance(parts, list):
+                raise FormatError(f"{source}: {place}.{_CHILDREN[kind]} should be a list")
+            stack.extend((part, f"{place}.{_CHILDREN[kind]}[{n}]", depth + 1)
+                         for n, part in reversed(list(enumerate(parts))))
+        else:
+            out.append(item)
+    return out
+
+
+def check_components(doc: dict, source: str) -> None:
+    """Refuse (FormatError) component types tokenizers does not know and Split regexes that
+    do not compile: no engine may serve such a file with a guessed default.
+
+    Example: ``check_components({"pre_tokenizer": {"type": "Magic"}}, "t.json")`` raises FormatError
+    """
+    for kind, known in KNOWN_TYPES.items():
+        node = doc.get(kind)
+        if node is None:
+            continue
+        for n, part in enumerate(flatten(node, kind, source)):
+            name = part.get("type")
+            if name is None and kind == "post_processor":
+                continue
+            if not isinstance(name, str) or name not in known:
+                raise FormatError(f"{source}: {kind} type {str(name)[:40]!r} is unknown (tokenizers knows {', '.join(sorted(known))})")
+            pattern = part.get("pattern")
+            if name in ("Split", "Replace") and isinstance(pattern, dict) and "Regex" in pattern:
+                text = pattern["Regex"]
+                if not isinstance(text, str):
+                    raise FormatError(f"{source}: {kind} {name} regex should be a string")
+                try:
+                    regex.compile(text)
+                except regex.error as exc:
+                    raise FormatError(f"{source}: {kind} {name} regex {text[:60]!r} does not compile ({exc})") from None
+
+
+def _describe(part: dict) -> str:
+    options = ", ".join(f"{k}={v!r}" for k, v in part.items() if k not in ("type", "pattern", "vocab", "merges"))
+    return f"{part.get('type')}({options})" if options else str(part.get("type"))
+
+
+def _types(doc: dict, kind: str) -> list[str]:
+    return [p.get("type") for p in flatten(doc.get(kind), kind)]
+
+
+def _byte_level_refusal(doc: dict, split_known: bool) -> str | None:
+    """labkit's byte-level BPE: [NFC] -> [Split(known regex, Isolated)...] + ByteLevel -> BPE -> ByteLevel."""
+    model = doc["model"]
+    for flag in ("byte_fallback", "dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(flag):
+            return f"model BPE {flag}={model[flag]!r} with a ByteLevel pre-tokenizer"
+    normalizers = _types(doc, "normalizer")
+    if normalizers:
+        return f"normalizer {' + '.join(normalizers)} before byte-level BPE"
+    parts = flatten(doc.get("pre_tokenizer"), "pre_tokenizer")
+    if not parts or parts[-1].get("type") != "ByteLevel":
+        return f"pre_tokenizer {' + '.join(_describe(p) for p in parts) or 'none'} (labkit's byte-level BPE needs [Split...] + ByteLevel)"
+    last = parts[-1]
+    if last.get("add_prefix_space", True):
+        return f"pre_tokenizer {_describe(last)}: add_prefix_space=True"
+    splits = parts[:-1]
+    for part in splits:
+        pattern = part.get("pattern") if isinstance(part.get("pattern"), dict) else {}
+        if part.get("type") != "Split" or part.get("behavior") != "Isolated" or part.get("invert") or "Regex" not in pattern:
+            return f"pre_tokenizer {_describe(part)} before ByteLevel"
+    if bool(splits) == bool(last.get("use_regex", True)):
+        return f"pre_tokenizer {' + '.join(_describe(p) for p in parts)}: labkit runs either ByteLevel's own regex or Split regexes"
+    if splits and not split_known:
+        return f"pre_tokenizer Split regexes {[p['pattern']['Regex'][:40] for p in splits]} are not in labkit's pre-tokenizer table"
+    if _types(doc, "decoder") != ["ByteLevel"]:
+        return f"decoder {' + '.join(_types(doc, 'decoder')) or 'none'} (labkit's byte-level BPE decodes ByteLevel)"
+    for part in flatten(doc.get("post_processor"), "post_processor"):
+        if part.get("type") == "ByteLevel" and part.get("trim_offsets", True):
+            return "post_processor ByteLevel(trim_offsets=True) trims offsets"
+        if part.get("type") == "RobertaProcessing":
+            return f"post_processor {_describe(part)}"
+    return None
+
+
+def _wordpiece_refusal(doc: dict) -> str | None:
+    """labkit's WordPiece engine: BertNormalizer -> BertPreTokenizer -> WordPiece -> WordPiece decoder."""
+    wanted = {"normalizer": ["BertNormalizer"], "pre_tokenizer": ["BertPreTokenizer"], "decoder": ["WordPiece"]}
+    for kind, types in wanted.items():
+        got = _types(doc, kind)
+        if got != types:
+            return f"{kind} {' + '.join(got) or 'none'} (labkit's WordPiece engine runs BERT's pipeline: {types[0]})"
+    return None
+
+
+def _added_token_refusal(doc: dict) -> str | None:
+    """labkit matches added tokens on the raw text: a token tokenizers matches after the
+    normaliser (normalized=true) is refused when a normaliser could change the text."""
+    if doc.get("normalizer") is None:
+        return None
+    for entry in doc.get("added_tokens") or []:
+        if isinstance(entry, dict) and entry.get("normalized"):
+            return f"added token {str(entry.get('content'))[:40]!r} with normalized=true (matched after the normalizer)"
+    return None
+
+
+def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str | None:
+    """Why labkit's engine for ``family`` cannot serve this tokenizer.json exactly, or None.
+
+    Example: ``labkit_refusal(doc, family="unigram")`` -> ``'normalizer NFKC ...'``
+    """
+    if family == "bpe_byte":
+        reason = _byte_level_refusal(doc, split_known)
+    elif family == "wordpiece":
+        reason = _wordpiece_refusal(doc)
+    elif family in ("unigram", "spm_bpe", "wordlevel"):
+        kind = doc["model"].get("type")
+        pipeline = " + ".join(_describe(p) for k in ("normalizer", "pre_tokenizer") for p in flatten(doc.get(k), k)) or "no normalizer or pre-tokenizer"
+        reason = f"model {kind} with {pipeline}: labkit has no exact engine for this tokenizer.json pipeline"
+    else:
+        reason = f"model family {family!r}"
+    return reason or _added_token_refusal(doc)
