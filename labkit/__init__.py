@@ -1,6 +1,6 @@
 """labkit: the package behind the tokenizer lab book.
 
-The public surface (DESIGN.md) and nothing else. Names are imported lazily so that
+The public surface (listed in the README) and nothing else. Names are imported lazily so that
 ``import labkit`` stays fast and each idea lives in its own module.
 
 Example: ``import labkit; labkit.load("gpt2").encode("Hello world").ids`` -> ``[15496, 995]``

@@ -213,7 +213,7 @@ class Encoding:
 
 
 class Tokenizer:
-    """The surface every engine offers (see DESIGN.md). Subclasses implement the four
+    """The surface every engine offers (the public surface in the README). Subclasses implement the four
     ``_``-methods; argument checking and the shared conveniences live here.
 
     Example: ``tok = labkit.load("qwen2"); tok.decode(tok.encode("héllo").ids)`` -> ``'héllo'``

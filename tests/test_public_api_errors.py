@@ -1,4 +1,4 @@
-"""Bad input to the public surface (DESIGN.md) gets a LabkitError that says what and where,
+"""Bad input to the public surface (the README lists it) gets a LabkitError that says what and where,
 and loses nothing: after the error the object answers exactly as if the bad call never came.
 
 Every bundled name is checked with every engine that serves it. Messages are checked for a

@@ -37,9 +37,9 @@ def lattice_of(source, text: str | None = None) -> Lattice:
     if vocab is None or vocab.model != "unigram":
         model = getattr(vocab, "model", type(source).__name__)
         raise LabkitError(f"lattice_of(): a lattice needs a Unigram tokenizer, not {model!r}")
-    from labkit.engines.labkit_unigram import build
+    from labkit.factory import build_engine
 
-    return build(vocab).lattice(text)
+    return build_engine(vocab, "labkit").lattice(text)
 
 
 def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: int = 80, title: str | None = None):
