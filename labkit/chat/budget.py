@@ -38,8 +38,8 @@ class RenderLimits:
     max_seconds: float = 0.5          # wall clock, checked at every step
     max_source: int = 1_000_000       # chars of template source
     max_nesting: int = 16             # nested for / if / macro / call / filter / with blocks
-    max_filter_items: int = 100_000   # items (or chars) a sequence filter may walk: sort, groupby, batch, ...
-    max_wrap: int = 20_000            # chars wordwrap may take (textwrap is quadratic in long words)
+    max_filter_items: int = 50_000    # items (or chars) a sequence filter may walk: sort, batch, ...
+                                      # (a tenth of it with an attribute looked up per item: groupby, ...)
     max_separator: int = 16           # chars of one tojson separator
 
 
