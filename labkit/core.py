@@ -61,7 +61,9 @@ MODEL_SPM_BPE = "spm_bpe"        # SentencePiece score BPE with '▁' and <0xNN>
 MODEL_WORDPIECE = "wordpiece"    # BERT WordPiece with '##' continuations
 MODEL_UNIGRAM = "unigram"        # SentencePiece Unigram (trie, lattice, Viterbi)
 MODEL_WORDLEVEL = "wordlevel"    # a whole-word lookup table (tokenizer.json only)
-MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM, MODEL_WORDLEVEL)
+MODEL_SPM_WORD = "spm_word"      # SentencePiece word model: whole '▁'-words or unk (served by sentencepiece)
+MODEL_SPM_CHAR = "spm_char"      # SentencePiece char model: one piece per character (served by sentencepiece)
+MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM, MODEL_WORDLEVEL, MODEL_SPM_WORD, MODEL_SPM_CHAR)
 
 
 # ----------------------------------------------------------------------------- plain data

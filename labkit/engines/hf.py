@@ -32,6 +32,7 @@ from labkit.core import (
     TOKEN_CONTROL,
     TOKEN_UNKNOWN,
     TOKEN_UNUSED,
+    AddedToken,
     Encoding,
     EngineUnavailable,
     FormatError,
@@ -86,6 +87,8 @@ class HFTokenizer(Tokenizer):
         # Unigram with control pieces: a twin whose lattice cannot match them; else made on first use
         self._plain_backend = plain_backend
         self._unparsed_backend = plain_backend
+        # sentencepiece never matches a .model's control pieces in text, whatever parse_special says
+        self._controls_are_text = vocab.format == "spm_model"
         self._twin_lock = threading.Lock()
         unk = vocab.specials.unk_id
         self._unk_id = unk if vocab.model == MODEL_UNIGRAM and unk is not None and unk < len(vocab.tokens) else None
@@ -93,7 +96,7 @@ class HFTokenizer(Tokenizer):
     def _backend_for(self, parse_special: bool) -> tokenizers.Tokenizer:
         """The shared backend for parse_special=True; for False a copy that reads special added
         tokens as plain text (non-special added tokens stay matched), made once."""
-        if parse_special:
+        if parse_special and not self._controls_are_text:
             return self.backend
         twin = self._unparsed_backend
         if twin is None:
@@ -196,7 +199,13 @@ def _from_tokenizer_json(vocab: VocabData) -> tokenizers.Tokenizer:
 def _added_tokens(vocab: VocabData) -> tuple[list[tokenizers.AddedToken], list[tokenizers.AddedToken]]:
     """(special, non-special) tokenizers.AddedToken lists, in id order."""
     special, plain = [], []
-    for added in sorted(vocab.added_tokens, key=lambda a: a.id):
+    entries = list(vocab.added_tokens)
+    if vocab.format == "spm_model":
+        # a .model's control pieces are not added tokens (sentencepiece reads their spelling as
+        # text), but tokenizers needs them registered as special to skip them in decode
+        entries += [AddedToken(piece, index, special=True)
+                    for index, (piece, kind) in enumerate(zip(vocab.tokens, vocab.token_types)) if kind == TOKEN_CONTROL]
+    for added in sorted(entries, key=lambda a: a.id):
         token = tokenizers.AddedToken(
             added.content,
             special=added.special,

@@ -24,6 +24,8 @@ import re
 
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.charsmap import SpmNormalizer
+from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.algorithms.spm_offsets import sentencepiece_offsets
 from labkit.algorithms.spm_bpe import SPACE, SpmBpeModel, chunk_rule
 from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.core import MODEL_SPM_BPE, EngineUnavailable, LabkitError, VocabData
@@ -52,9 +54,18 @@ class SpmBpeTokenizer(LabkitTokenizer):
             escape_whitespaces=norm.get("escape_whitespaces", True),
             treat_whitespace_as_suffix=self.suffix,
         )
-        # user-defined pieces never reach the normaliser: the added-token splitter took them
-        self.normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=self.add_dummy_prefix, **settings)
-        self._plain_normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=False, **settings)
+        # a .model behaves as sentencepiece: user-defined pieces stay in the text, the
+        # normaliser copies them and BPE never merges across them; elsewhere (GGUF) the
+        # added-token splitter takes them out first, as llama.cpp does
+        self.sentencepiece_semantics = vocab.format == "spm_model"
+        user = [a.content for a in vocab.added_tokens if not a.special] if self.sentencepiece_semantics else []
+        if self.sentencepiece_semantics:
+            self.splitter = AddedTokenSplitter([a for a in vocab.added_tokens if a.special])
+        self._user_ids = {a.content: a.id for a in vocab.added_tokens if a.content in user}
+        self._user_re = re.compile("|".join(re.escape(u) for u in sorted(user, key=len, reverse=True))) if user else None
+        self.normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=self.add_dummy_prefix,
+                                        user_defined=user, **settings)
+        self._plain_normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=False, user_defined=user, **settings)
         rule = chunk_rule(vocab.tokens, vocab.token_types)
         self._chunk_re = _CHUNKS.get(rule) if norm.get("escape_whitespaces", True) else None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
@@ -86,6 +97,11 @@ class SpmBpeTokenizer(LabkitTokenizer):
             words = [(normalized, 0)]
         else:
             words = [(m.group(), m.start()) for m in self._chunk_re.finditer(normalized)]
+        if self._user_re is not None:
+            words = [piece for word, base in words for piece in self._cut_user_defined(word, base)]
+        if self.sentencepiece_semantics:
+            spans = [(i, a + base, b + base) for word, base in words for i, a, b in self._word_or_user(word)]
+            return sentencepiece_offsets(spans, align)
         cache = self._cache
         for word, base in words:
             spans = cache.get(word)
@@ -106,6 +122,22 @@ class SpmBpeTokenizer(LabkitTokenizer):
                 append((token_id, align[a], end))
         return out
 
+    def _cut_user_defined(self, word: str, base: int) -> list[tuple[str, int]]:
+        """A word cut at user-defined spellings (each its own piece), with start offsets."""
+        out, cursor = [], 0
+        for match in self._user_re.finditer(word):
+            if match.start() > cursor:
+                out.append((word[cursor:match.start()], base + cursor))
+            out.append((match.group(), base + match.start()))
+            cursor = match.end()
+        if cursor < len(word):
+            out.append((word[cursor:], base + cursor))
+        return out
+
+    def _word_or_user(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        user_id = self._user_ids.get(word)
+        return ((user_id, 0, len(word)),) if user_id is not None else self._word(word)
+
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         """The (id, start, end) spans of one chunk of normalised text, through the cache."""
         spans = self._cache.get(word)
@@ -122,6 +154,8 @@ class SpmBpeTokenizer(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        if self._user_re is not None and text:  # user-defined pieces inside the text: the general path
+            return [i for i, _, _ in self._encode_segment(text, SegmentContext(0, False, True))]
         normalized = self.normalizer.normalize(text) if text else ""
         if not normalized:
             return []

@@ -20,6 +20,7 @@ from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import SpmDecoder
+from labkit.algorithms.spm_offsets import sentencepiece_offsets
 from labkit.algorithms.unigram import Lattice, UnigramModel
 from labkit.core import (
     MODEL_UNIGRAM,
@@ -88,6 +89,8 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         normalized, align = self.normalizer.normalize_with_alignment(text)
         if not normalized:
             return []
+        if self.sentencepiece_semantics:
+            return sentencepiece_offsets(list(self._pieces(normalized)), align)
         return [(piece_id, align[s], align[e]) for piece_id, s, e in self._pieces(normalized)]
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:

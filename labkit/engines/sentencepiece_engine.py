@@ -17,6 +17,8 @@ from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import join_runs
 from labkit.core import (
     MODEL_SPM_BPE,
+    MODEL_SPM_CHAR,
+    MODEL_SPM_WORD,
     MODEL_UNIGRAM,
     Encoding,
     EngineUnavailable,
@@ -40,7 +42,10 @@ class SentencePieceTokenizer(Tokenizer):
 
     def __init__(self, vocab: VocabData, backend: sentencepiece.SentencePieceProcessor):
         super().__init__(vocab, backend=backend)
-        self._splitter = AddedTokenSplitter(vocab.added_tokens)
+        # a .model's user-defined pieces are sentencepiece's own business (matched after
+        # normalisation, inside the model); a GGUF's are cut out first, as llama.cpp does
+        own = vocab.format == "spm_model"
+        self._splitter = AddedTokenSplitter([a for a in vocab.added_tokens if a.special or not own])
         self._dummy_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # what is_special_id says, as a set: control pieces and special added tokens
         self._special_ids_all = frozenset(i for i in range(len(vocab.tokens)) if self.is_special_id(i))
@@ -82,9 +87,13 @@ def build(vocab: VocabData) -> SentencePieceTokenizer:
     Example: ``build(read_spm_model(data_path("sentencepiece/botchan_en_bpe_1000.model"))).engine`` -> ``'sentencepiece'``
     Introduced in notebook ``00_tour``.
     """
-    if vocab.model not in (MODEL_SPM_BPE, MODEL_UNIGRAM) or vocab.format not in ("spm_model", "gguf"):
+    # word and char models exist only as .model files; sentencepiece itself serves them
+    servable = vocab.model in (MODEL_SPM_BPE, MODEL_UNIGRAM) or (
+        vocab.model in (MODEL_SPM_WORD, MODEL_SPM_CHAR) and vocab.format == "spm_model")
+    if not servable or vocab.format not in ("spm_model", "gguf"):
         raise EngineUnavailable(
-            f"{vocab.name}: sentencepiece serves SentencePiece BPE/Unigram (.model, GGUF), not {vocab.format} {vocab.model}"
+            f"{vocab.name}: sentencepiece serves SentencePiece BPE/Unigram (.model, GGUF) and word/char .model files, "
+            f"not {vocab.format} {vocab.model}"
         )
     # always rebuilt from the plain data (round-trips .model files), never re-read from a path
     proto = write_model_proto(vocab)

@@ -36,7 +36,7 @@ _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 # ModelProto.TrainerSpec.ModelType
 SPM_UNIGRAM, SPM_BPE, SPM_WORD, SPM_CHAR = 1, 2, 3, 4
 _MODEL_TYPE_NAMES = {SPM_UNIGRAM: "unigram", SPM_BPE: "bpe", SPM_WORD: "word", SPM_CHAR: "char"}
-_FAMILY = {SPM_UNIGRAM: "unigram", SPM_BPE: "spm_bpe"}
+_FAMILY = {SPM_UNIGRAM: "unigram", SPM_BPE: "spm_bpe", SPM_WORD: "spm_word", SPM_CHAR: "spm_char"}
 
 # field number -> (name, kind); kinds: string, bytes, bool, int32, uint64, float, enum,
 # and "+string" for repeated strings
@@ -280,7 +280,7 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
     family = _FAMILY.get(model_type)
     if family is None:
         name = _MODEL_TYPE_NAMES.get(model_type, f"type {model_type}")
-        raise FormatError(f"{source}: SentencePiece model type {name!r} is not supported (labkit reads unigram and bpe)")
+        raise FormatError(f"{source}: SentencePiece model type {name!r} is not supported (labkit reads unigram, bpe, word and char)")
     tokens = [p for p, _, _ in pieces]
     scores = [s for _, s, _ in pieces]
     types = [t for _, _, t in pieces]
@@ -305,12 +305,12 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
         eos_ids=(eos_id,) if eos_id is not None else (),
         add_bos=False, add_eos=False,  # sentencepiece itself adds neither unless asked
     )
-    added = []
-    for index, (piece, ptype) in enumerate(zip(tokens, types)):
-        if ptype == TOKEN_CONTROL:
-            added.append(AddedToken(piece, index, special=True))
-        elif ptype == TOKEN_USER_DEFINED:
-            added.append(AddedToken(piece, index, special=False))
+    # sentencepiece never matches a CONTROL piece in text (its spelling is ordinary text; it
+    # stays special through its type), and keeps USER_DEFINED pieces inside the model: they
+    # are listed as non-special added tokens, which engines serving a .model handle after
+    # normalisation, as sentencepiece does (model_interface.cc, normalizer.cc)
+    added = [AddedToken(piece, index, special=False)
+             for index, (piece, ptype) in enumerate(zip(tokens, types)) if ptype == TOKEN_USER_DEFINED]
     charsmap = norm["precompiled_charsmap"] or None
     normalizer = {
         "name": norm["name"],
@@ -462,9 +462,9 @@ def write_model_proto(vocab: VocabData) -> bytes:
     Example: ``spm.SentencePieceProcessor(model_proto=write_model_proto(read_gguf(p)))``
     Introduced in notebook ``11_factory_formats_hub``.
     """
-    model_type = {"unigram": SPM_UNIGRAM, "spm_bpe": SPM_BPE}.get(vocab.model)
+    model_type = {"unigram": SPM_UNIGRAM, "spm_bpe": SPM_BPE, "spm_word": SPM_WORD, "spm_char": SPM_CHAR}.get(vocab.model)
     if model_type is None:
-        raise FormatError(f"{vocab.name}: a SentencePiece model holds unigram or spm_bpe, not {vocab.model!r}")
+        raise FormatError(f"{vocab.name}: a SentencePiece model holds unigram, spm_bpe, spm_word or spm_char, not {vocab.model!r}")
     n = len(vocab.tokens)
     if n == 0:
         raise FormatError(f"{vocab.name}: no tokens to write")
