@@ -6,24 +6,23 @@ fallback, digit and whitespace splitting, user-defined and control symbols, the 
 flags and rules) trained on botchan in well under a second or two. Every engine that loads
 the ``.model`` must give the ids, pieces, offsets and decode (with and without
 ``skip_special_tokens``) of ``sentencepiece`` on :func:`labkit.conformance.spm_corpus.mixed_corpus`;
-an engine that cannot must refuse at load with a LabkitError.
+an engine that cannot must refuse at load with a LabkitError. The cases register with
+:func:`labkit.conformance.cases.register` and run through :func:`labkit.conformance.runner.run_case`.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``run_spm_matrix(tmp_path)[0].cells["sentencepiece"].status`` -> ``'exact'``
+Example: ``run_case(spm_cases()[0], tmp_path, engines=("labkit", "sentencepiece"))[0].status`` -> ``'exact'``
 """
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import sentencepiece
 
-from labkit.conformance.spm_corpus import mixed_corpus
-from labkit.core import LabkitError
+from labkit.conformance.cases import ConfigCase, register
 from labkit.paths import data_path
 
-ENGINES = ("labkit", "sentencepiece", "hf")
+ENGINES = ("labkit", "sentencepiece", "hf", "default")
 # a custom normalisation rule TSV: source code points -> target code points (hex)
 CUSTOM_RULES = "41\t61\n42\t62\nC4\t41 308\n2460\t31\n3000\t20\n"
 
@@ -60,29 +59,6 @@ SPM_CONFIGS: dict[str, dict] = {
 }
 
 
-@dataclass
-class Cell:
-    """One (configuration, engine) result: 'exact', 'refused' or 'differs', with counts.
-
-    Example: ``Cell("exact", strings=120, comparisons=600)``
-    """
-
-    status: str
-    strings: int = 0
-    comparisons: int = 0
-    reason: str = ""
-    diffs: list = field(default_factory=list)
-
-
-@dataclass
-class Row:
-    """One configuration's cells, by engine. Example: ``row.cells["hf"].status``"""
-
-    name: str
-    component: str
-    cells: dict[str, Cell]
-
-
 def train_model(name: str, folder: Path) -> Path:
     """Train configuration ``name`` on botchan into ``folder/name.model``.
 
@@ -100,71 +76,60 @@ def train_model(name: str, folder: Path) -> Path:
     return path
 
 
-def reference_results(sp: sentencepiece.SentencePieceProcessor, text: str) -> dict:
-    """What ``sentencepiece`` itself gives for ``text``: ids, pieces, offsets, decode."""
-    out = sp.encode(text, out_type="offset_mapping", return_bytes=False)
-    ids = list(out["ids"])
-    # out["pieces"] shows an unknown piece's surface text; the piece itself is id_to_piece
-    return {"ids": ids, "tokens": [sp.id_to_piece(i) for i in ids], "offsets": [tuple(o) for o in out["offsets"]],
-            "decode": sp.decode(ids)}
+class SentencePieceReference:
+    """``sentencepiece`` called directly on a ``.model``, in the runner's terms: a .model
+    adds neither BOS nor EOS, never matches control spellings, and its decode drops control ids.
 
-
-def compare_engine(tok, sp, strings: list[str]) -> Cell:
-    """Compare one loaded engine with sentencepiece on every string (5 comparisons each).
-
-    Example: ``compare_engine(labkit.load(p), spm.SentencePieceProcessor(model_file=p), ["a"]).status``
+    Example: ``SentencePieceReference(path).encode("x", False)`` -> ``([5, 71], ['▁', 'x'], [(0, 0), (0, 1)])``
     """
-    diffs = []
-    comparisons = 0
-    for text in strings:
-        want = reference_results(sp, text)
-        enc = tok.encode(text, add_special_tokens=False)
-        got = {"ids": list(enc.ids), "tokens": list(enc.tokens), "offsets": [tuple(o) for o in enc.offsets]}
-        for key in ("ids", "tokens", "offsets"):
-            comparisons += 1
-            if got[key] != want[key]:
-                diffs.append((text, key, got[key], want[key]))
-        for skip in (True, False):
-            comparisons += 1
-            decoded = tok.decode(want["ids"], skip_special_tokens=skip)
-            if decoded != want["decode"]:
-                diffs.append((text, f"decode(skip={skip})", decoded, want["decode"]))
-    return Cell("exact" if not diffs else "differs", strings=len(strings), comparisons=comparisons, diffs=diffs[:20])
+
+    def __init__(self, path: Path):
+        self.sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+
+    def encode(self, text: str, add_special_tokens: bool):
+        out = self.sp.encode(text, out_type="offset_mapping", return_bytes=False)
+        ids = list(out["ids"])
+        # out["pieces"] shows an unknown piece's surface text; the piece itself is id_to_piece
+        return ids, [self.sp.id_to_piece(i) for i in ids], [tuple(o) for o in out["offsets"]]
+
+    def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        return self.sp.decode(list(ids))
 
 
-def component_of(name: str) -> str:
-    """The trainer option a configuration exercises. Example: ``component_of("bpe+control")`` -> ``'control'``"""
-    for sep in ("+", "-", "/"):
+# text only SentencePiece options make interesting: user-defined and control spellings in
+# context, the unknown surface, whitespace next to symbols, digits next to letters
+EXTRA_TEXTS = ("<sep> tag", "a<sep>b", "tag <sep>", "<sep><sep>", "<<sep>>", "x <s> y", "x<ctl>y",
+               "<mask>42<mask>", "a42b 4242", "\u2047", " \u2047 ", "語" * 60, "é" * 50, "e\u0301" * 20)
+
+
+def component_of(name: str) -> tuple[tuple[str, str], ...]:
+    """The (kind, label) pairs a configuration exercises.
+
+    Example: ``component_of("bpe+control")`` -> ``(('model_type', 'bpe'), ('option', 'control'))``
+    """
+    model = name.split("+")[0].split("-")[0].split("/")[0]
+    parts = [("model_type", model)]
+    for sep, kind in (("+", "option"), ("-", "option off"), ("/", "normalization_rule")):
         if sep in name:
-            return name.split(sep, 1)[1]
-    return f"model_type={name}"
+            parts.append((kind, name.split(sep, 1)[1]))
+            break
+    return tuple(parts)
 
 
-def run_spm_row(name: str, folder: Path, strings: list[str] | None = None, engines=ENGINES) -> Row:
-    """Train one configuration and measure every engine on it.
+def _case(name: str) -> ConfigCase:
+    options = SPM_CONFIGS[name]
+    specials = ("<s>", "</s>", "<unk>", *options.get("user_defined_symbols", ()), *options.get("control_symbols", ()))
+    return ConfigCase(
+        name=f"spm/{name}", family="spm", components=component_of(name),
+        build=lambda folder, name=name: train_model(name, folder),
+        reference=SentencePieceReference, specials=specials, texts=EXTRA_TEXTS,
+    )
 
-    Example: ``run_spm_row("char", tmp_path).cells["sentencepiece"].status`` -> ``'exact'``
+
+@register("spm")
+def spm_cases() -> list[ConfigCase]:
+    """Every SentencePiece configuration as a ConfigCase.
+
+    Example: ``[c.name for c in spm_cases()][:2]`` -> ``['spm/unigram', 'spm/bpe']``
     """
-    import labkit
-
-    strings = mixed_corpus() if strings is None else strings
-    path = train_model(name, folder)
-    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
-    cells = {}
-    for engine in engines:
-        try:
-            tok = labkit.load(path, engine=engine)
-        except LabkitError as exc:
-            cells[engine] = Cell("refused", reason=str(exc))
-            continue
-        cells[engine] = compare_engine(tok, sp, strings)
-    return Row(name, component_of(name), cells)
-
-
-def run_spm_matrix(folder: Path, names=None, strings: list[str] | None = None) -> list[Row]:
-    """Every SentencePiece configuration (or ``names``) against every engine.
-
-    Example: ``[r.name for r in run_spm_matrix(tmp_path, ["bpe"])]`` -> ``['bpe']``
-    """
-    strings = mixed_corpus() if strings is None else strings
-    return [run_spm_row(name, Path(folder), strings) for name in (names or SPM_CONFIGS)]
+    return [_case(name) for name in SPM_CONFIGS]
