@@ -18,7 +18,9 @@ print(labkit.__version__)
 #    including tools, reasoning (`<think>`) and `continue_final_message`.
 # 4. Encode a rendered prompt, see each special token become one id, and spot two classic
 #    bugs: a doubled BOS and special tokens smuggled in through user text.
-# 5. Treat a template as untrusted code: what the sandbox must refuse, and how quickly.
+# 5. Say which file a model's template comes from when a folder holds several, and what
+#    labkit does when there is none.
+# 6. Treat a template as untrusted code: what the sandbox must refuse, and how quickly.
 
 # %% [markdown]
 # ## 1. Special tokens are cut out before BPE
@@ -299,7 +301,76 @@ print(repr(cont[-60:]))
 assert cont.endswith("<|im_start|>assistant\nThe best known is")
 
 # %% [markdown]
-# ## 6. The rendered prompt as tokens
+# ## 6. Where a tokenizer's template comes from
+#
+# A model folder can carry its template in more than one file. labkit's readers settle which
+# one a tokenizer uses when the folder is loaded (`labkit/formats/hf_config.py`), in the order
+# `transformers` uses:
+#
+# 1. `chat_template.jinja` (named extras in `additional_chat_templates/<name>.jinja`);
+# 2. `chat_template.json`;
+# 3. the `chat_template` key of `tokenizer_config.json` (a string, or a list of named ones);
+# 4. for a GGUF file, its `tokenizer.chat_template` key (and `tokenizer.chat_template.<name>`).
+#
+# A temporary folder with one vocabulary and two templates that disagree shows the rule.
+
+# %%
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from labkit.paths import data_path
+
+folder = Path(tempfile.mkdtemp(prefix="labkit-07-"))
+shutil.copyfile(data_path("hf/all-MiniLM-L6-v2/tokenizer.json"), folder / "tokenizer.json")
+(folder / "tokenizer_config.json").write_text(
+    json.dumps({"chat_template": "from tokenizer_config.json: {{ messages[0].content }}"}), encoding="utf-8")
+(folder / "chat_template.jinja").write_text("from chat_template.jinja: {{ messages[0].content }}", encoding="utf-8")
+hello = [{"role": "user", "content": "hello"}]
+
+
+def origin(tok):
+    return tok.vocab.chat_template_origin.replace(str(folder), "<folder>")
+
+
+both = labkit.load(folder)
+print(f"both files: {origin(both)!r:50} -> {both.apply_chat_template(hello)!r}")
+(folder / "chat_template.jinja").unlink()
+config_only = labkit.load(folder)
+print(f"config only: {origin(config_only)!r:49} -> {config_only.apply_chat_template(hello)!r}")
+assert both.apply_chat_template(hello) == "from chat_template.jinja: hello"
+assert config_only.apply_chat_template(hello) == "from tokenizer_config.json: hello"
+
+# %% [markdown]
+# The `.jinja` file wins even though `tokenizer_config.json` also names a template; take it
+# away and the config's template is used. The choice is made once, at load: the first
+# tokenizer still renders with the `.jinja` template after the file is gone (the asserts above
+# run after the deletion).
+#
+# With neither file the tokenizer has **no** template, and labkit **refuses** to render:
+# `apply_chat_template` raises a `LabkitError` that says where it looked. It does not invent
+# a format, because a prompt in a format the model was never trained on still "works" and
+# quietly degrades every answer. Servers are not all this strict: SGLang's template manager
+# (`python/sglang/srt/managers/template_manager.py`) logs "No chat template found" and keeps
+# serving. In labkit a generic format is used only when asked for by name.
+
+# %%
+(folder / "tokenizer_config.json").unlink()
+bare = labkit.load(folder)
+try:
+    bare.apply_chat_template(hello)
+except labkit.LabkitError as exc:
+    refusal = str(exc).replace(str(folder), "<folder>")
+print(refusal)
+assert bare.chat_template is None and "no chat template found" in refusal
+on_purpose = bare.apply_chat_template(hello, fallback="chatml", add_generation_prompt=True)
+print(repr(on_purpose))
+assert on_purpose == "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
+shutil.rmtree(folder)
+
+# %% [markdown]
+# ## 7. The rendered prompt as tokens
 #
 # The Qwen2 GGUF file carries its own template (`tokenizer.chat_template`), which
 # `tok.apply_chat_template` uses with the file's special tokens. Encoding the result with
@@ -359,7 +430,7 @@ assert doubled.ids[:2] == [1, 1] and len(caught) == 1
 assert encode_rendered(llama_spm, mistral_text).ids[:2] == [1, llama_spm.token_to_id("▁[")]
 
 # %% [markdown]
-# ## 7. Templates are untrusted code
+# ## 8. Templates are untrusted code
 #
 # A template comes from a downloaded file and runs in your process. jinja2's sandbox blocks
 # Python internals, but *silently*: an unsafe attribute renders as an empty string, so a
@@ -420,7 +491,7 @@ for name in template_files:
     print(f"{name:46} {times['ours']:9.3f} {times['plain']:15.3f} {times['ours'] / times['plain']:6.2f}")
 
 # %% [markdown]
-# ## 8. Stripping the think block from a model answer
+# ## 9. Stripping the think block from a model answer
 #
 # A reasoning model answers with `<think> ... </think>` first. A chat UI shows only what comes
 # after, while the tokens stream in. Below, an answer in Qwen3's format is encoded with the
@@ -497,6 +568,8 @@ assert check_stop_ids(qwen2, {151643, 151645})
 #   (Qwen2: `<|endoftext|>` and the turn end `<|im_end|>`).
 # * A chat template is a Jinja program; rendered in transformers' environment it reproduces
 #   every reference render byte for byte, with tools, reasoning and `continue_final_message`.
+# * The template comes from `chat_template.jinja`, else `chat_template.json`, else
+#   `tokenizer_config.json`, else the GGUF key; with none, labkit refuses rather than guess.
 # * Encode a rendered prompt with special tokens parsed, but never let user text become
 #   control ids, and do not add a BOS the template already wrote.
 # * Templates are untrusted: labkit refuses internals, mutation and runaway work with a
