@@ -1,16 +1,26 @@
-"""Export any loaded tokenizer to a ``tokenizer.json`` that the ``tokenizers`` library loads.
+"""Export any loaded tokenizer to a folder that ``tokenizers``, transformers and labkit load.
 
 Lives beside the hf engine because it reuses it: a reader (``labkit/formats``) never builds
-an engine. The reference engine already assembles a ``tokenizers.Tokenizer`` from labkit's plain data
-(for a GGUF, a SentencePiece model or a tiktoken file alike); exporting is serialising that
-pipeline, with padding and truncation off, written atomically so a failed export never
-leaves a half-written file behind. Introduced in notebook ``11_factory_formats_hub``.
+an engine. The reference engine already assembles a ``tokenizers.Tokenizer`` from labkit's
+plain data (for a GGUF, a SentencePiece model or a tiktoken file alike); exporting is
+serialising that pipeline (padding and truncation off) as ``tokenizer.json``, with a
+``tokenizer_config.json`` beside it (named special tokens, BOS/EOS flags, chat templates).
 
-Example: ``export_tokenizer_json(labkit.load("cl100k_base"), "cl100k/tokenizer.json")``
+A tokenizer.json cannot say everything every source format means (SentencePiece offsets and
+decoding, llama.cpp's pre-tokenizer types), so when the tokenizer came from another format
+the export also copies that source file into the folder and names it in
+``tokenizer_config.json`` (``"labkit_source"``): ``labkit.load(folder)`` reads it and gives
+the same ids, tokens, offsets and decode as the tokenizer that was exported, while
+``tokenizers`` and transformers read the tokenizer.json. Every file is written atomically
+with ordinary permissions. Introduced in notebook ``11_factory_formats_hub``.
+
+Example: ``export_tokenizer_json(labkit.load("botchan-unigram"), "botchan-export")``
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -19,9 +29,15 @@ import tokenizers
 from labkit.core import LabkitError, Tokenizer
 from labkit.engines.hf import build as build_hf_engine
 
+SOURCE_KEY = "labkit_source"  # tokenizer_config.json key naming the copied source file
+_SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
+
 
 def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
-    """A fresh ``tokenizers.Tokenizer`` equivalent to ``tok`` (padding and truncation off)."""
+    """A fresh ``tokenizers.Tokenizer`` equivalent to ``tok`` (padding and truncation off).
+
+    Example: ``to_tokenizers(labkit.load("gpt2")).encode("hi").ids`` -> ``[5303]``
+    """
     if not isinstance(tok, Tokenizer):
         raise LabkitError(f"export takes a labkit Tokenizer, got {type(tok).__name__}")
     reference = tok if tok.engine == "hf" else build_hf_engine(tok.vocab)
@@ -32,23 +48,82 @@ def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
 
 
 def to_tokenizer_json(tok: Tokenizer, pretty: bool = True) -> str:
-    """The tokenizer.json text for ``tok``."""
+    """The tokenizer.json text for ``tok``. Example: ``json.loads(to_tokenizer_json(tok))["model"]["type"]``"""
     return to_tokenizers(tok).to_str(pretty=pretty)
 
 
-def export_tokenizer_json(tok: Tokenizer, path) -> Path:
-    """Write ``tokenizer.json`` for ``tok`` at ``path`` (a file, or a folder to hold one)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "tokenizer.json"
-    text = to_tokenizer_json(tok)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tokenizer.", suffix=".json.part", dir=path.parent)
+def tokenizer_config(tok: Tokenizer, source_name: str | None = None) -> dict:
+    """transformers' ``tokenizer_config.json`` for ``tok``: special tokens, BOS/EOS flags,
+    chat templates, and the copied source file's name.
+
+    Example: ``tokenizer_config(labkit.load("qwen2"))["eos_token"]`` -> ``'<|endoftext|>'``
+    """
+    sp = tok.vocab.specials
+    config: dict = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False}
+    for name in _SPECIAL_NAMES:
+        value = getattr(sp, name, None)
+        if value is not None:
+            config[f"{name}_token"] = value
+    config["add_bos_token"] = bool(sp.add_bos)
+    config["add_eos_token"] = bool(sp.add_eos)
+    templates = dict(tok.vocab.chat_templates or {})
+    if tok.chat_template is not None:
+        templates["default"] = tok.chat_template
+    if set(templates) == {"default"}:
+        config["chat_template"] = templates["default"]
+    elif templates:
+        config["chat_template"] = [{"name": n, "template": t} for n, t in templates.items()]
+    if source_name is not None:
+        config[SOURCE_KEY] = source_name
+    return config
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` through a temporary file in the same folder, mode 0o666 less the umask."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an export is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+
+
+def _source_file(tok: Tokenizer) -> Path | None:
+    """The file a non-tokenizer.json vocabulary was read from (None for tokenizer.json)."""
+    if tok.vocab.format == "hf_json":
+        return None
+    path = Path(tok.vocab.source)
+    return path if path.is_file() else None
+
+
+def export_tokenizer_json(tok: Tokenizer, path) -> Path:
+    """Export ``tok`` into the folder ``path`` (created if missing): ``tokenizer.json``,
+    ``tokenizer_config.json`` and, for another source format, a copy of the source file.
+    A ``path`` ending in ``.json`` names the tokenizer.json itself. Returns its path.
+
+    Example: ``export_tokenizer_json(labkit.load("gpt2"), "gpt2-export").name`` -> ``'tokenizer.json'``
+    """
+    path = Path(path)
+    if path.suffix == ".json" and not path.is_dir():
+        folder, json_path = path.parent, path
+    else:
+        folder, json_path = path, path / "tokenizer.json"
+    if folder.exists() and not folder.is_dir():
+        raise LabkitError(f"{folder}: exists and is not a folder; export writes a folder")
+    text = to_tokenizer_json(tok)  # everything that can fail runs before the first write
+    source = _source_file(tok)
+    source_name = None
+    if source is not None:
+        source_name = source.name if source.name not in ("tokenizer.json", "tokenizer_config.json") else f"source{source.suffix}"
+    config = tokenizer_config(tok, source_name)
+    folder.mkdir(parents=True, exist_ok=True)
+    if source is not None and source.resolve() != (folder / source_name).resolve():
+        _write_atomic(folder / source_name, source.read_bytes())
+    _write_atomic(json_path, text.encode("utf-8"))
+    _write_atomic(folder / "tokenizer_config.json", json.dumps(config, ensure_ascii=False, indent=2).encode("utf-8"))
+    return json_path

@@ -159,9 +159,14 @@ def pick_folder_file(folder: Path) -> Path:
     """The file a folder is read from: tokenizer.json, else a .model, a .tiktoken,
     vocab.json (+ merges.txt), vocab.txt, or a .gguf.
 
+    A folder written by labkit's export names its source file in tokenizer_config.json
+    (``labkit_source``): that file is read, so the reload matches what was exported.
     Example: ``pick_folder_file(data_path("hf/all-MiniLM-L6-v2")).name`` -> ``'tokenizer.json'``
     Introduced in notebook ``11_factory_formats_hub``.
     """
+    exported = _exported_source(folder)
+    if exported is not None:
+        return exported
     for pattern in _FOLDER_ORDER:
         if "*" not in pattern:
             candidate = folder / pattern
@@ -180,6 +185,22 @@ def pick_folder_file(folder: Path) -> Path:
     raise FormatError(
         f"{folder}: no tokenizer file in this folder (looked for {', '.join(_FOLDER_ORDER)}, and vocab.json needs merges.txt)"
     )
+
+
+def _exported_source(folder: Path) -> Path | None:
+    """The source file a labkit export copied beside its tokenizer.json, if any."""
+    config_path = folder / "tokenizer_config.json"
+    if not config_path.is_file():
+        return None
+    from labkit.formats.hf_json import load_json_file
+
+    config = load_json_file(config_path)
+    name = config.get("labkit_source") if isinstance(config, dict) else None
+    if name is None:
+        return None
+    if not isinstance(name, str) or Path(name).name != name or not (folder / name).is_file():
+        raise FormatError(f"{config_path}: labkit_source should name a file in this folder, got {str(name)[:60]!r}")
+    return folder / name
 
 
 def read_vocab(path, *, pre: str | None = None) -> VocabData:

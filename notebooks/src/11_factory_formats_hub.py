@@ -210,8 +210,13 @@ assert "partial files were removed" in message and leftover == []
 # %% [markdown]
 # ## 6. And back out: export to tokenizer.json
 #
-# Any loaded tokenizer (a GGUF, a `.model`, a `.tiktoken`) can be written as a
-# `tokenizer.json` that the `tokenizers` library loads and that gives the same ids.
+# Any loaded tokenizer (a GGUF, a `.model`, a `.tiktoken`) can be exported to a folder: a
+# `tokenizer.json` that the `tokenizers` library loads and that gives the same ids, and a
+# `tokenizer_config.json` with the named special tokens and the chat template. A
+# tokenizer.json cannot say everything a SentencePiece `.model` means (its offsets and its
+# decoding differ from `tokenizers`' in corner cases), so the export also copies the source
+# file and names it in `tokenizer_config.json`: `labkit.load(folder)` then gives exactly what
+# the exported tokenizer gave, with the default engine.
 
 # %%
 from labkit.engines.hf_export import export_tokenizer_json
@@ -222,6 +227,20 @@ reloaded = tokenizers.Tokenizer.from_file(str(exported))
 sample = "Tokenizers turn text into ids: 12345 🤗 naïve café"
 assert reloaded.encode(sample, add_special_tokens=False).ids == cl100k.encode(sample).ids
 print(exported.name, f"{exported.stat().st_size / 1e6:.1f} MB;", reloaded.encode(sample, add_special_tokens=False).ids)
+
+# %%
+botchan = labkit.load("botchan-unigram")
+folder = scratch / "botchan-export"
+export_tokenizer_json(botchan, folder)
+again = labkit.load(folder)  # the default engine, as a user would
+print(sorted(p.name for p in folder.iterdir()))
+print(again.engine, again.encode("Hello world").tokens)
+lines = [line for line in (labkit.paths.data_path("corpus/botchan.txt").read_text(encoding="utf-8").splitlines()) if line][:500]
+same = sum((again.encode(line).ids, again.encode(line).offsets) == (botchan.encode(line).ids, botchan.encode(line).offsets)
+           for line in lines)
+print(f"{same} of {len(lines)} botchan lines: identical ids and offsets after the round trip")
+assert same == len(lines)
+assert again.encode("Hello world").tokens == botchan.encode("Hello world").tokens == ["▁He", "ll", "o", "▁world"]
 
 # %%
 shutil.rmtree(scratch, ignore_errors=True)
