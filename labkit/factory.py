@@ -29,6 +29,8 @@ LABKIT_ENGINES = {
     "wordpiece": "labkit.engines.labkit_wordpiece:build",
     "unigram": "labkit.engines.labkit_unigram:build",
 }
+# a tokenizer.json pipeline no family engine serves, run component by component
+PIPELINE_ENGINE = "labkit.engines.labkit_pipeline:build"
 ENGINES = ("labkit", *REFERENCE_ENGINES)
 # the reference engine tried when engine=None and labkit cannot serve a file, by format
 _FALLBACK = {
@@ -66,12 +68,16 @@ def build_engine(vocab: VocabData, engine: str) -> Tokenizer:
 
 def _build_engine(vocab: VocabData, engine: str) -> Tokenizer:
     if engine == "labkit":
+        meta = vocab.metadata if isinstance(vocab.metadata, dict) else {}
+        if vocab.format == "hf_json" and meta.get("labkit_refusal"):
+            # no family engine serves this pipeline: the component-by-component engine may
+            refusal = meta.get("labkit_pipeline_refusal")
+            if refusal:
+                # the reader found a component labkit does not implement exactly: never guess
+                raise EngineUnavailable(f"{vocab.name}: labkit's engine does not implement {refusal}")
+            return _builder(PIPELINE_ENGINE)(vocab)
         if vocab.model not in LABKIT_ENGINES:
             raise EngineUnavailable(f"{vocab.name}: labkit has no engine for model {vocab.model!r}")
-        refusal = vocab.metadata.get("labkit_refusal") if isinstance(vocab.metadata, dict) else None
-        if refusal:
-            # the reader recognised a pipeline labkit does not implement exactly: never guess
-            raise EngineUnavailable(f"{vocab.name}: labkit's engine does not implement {refusal}")
         return _builder(LABKIT_ENGINES[vocab.model])(vocab)
     if engine not in REFERENCE_ENGINES:
         raise LabkitError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")

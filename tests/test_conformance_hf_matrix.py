@@ -55,8 +55,14 @@ def test_hf_and_default_serve_every_configuration(matrix):
 def test_labkit_serves_what_it_implements(matrix):
     exact = {c.case for c in matrix.cells if c.engine == "labkit" and c.status == "exact"}
     for name in ("hf/bpe-bytelevel-gpt2", "hf/bpe-bytelevel-gpt2-split", "hf/bpe-bytelevel-ignore-merges",
-                 "hf/wordpiece-bert", "hf/wordpiece-bert-strip_accents-true"):
+                 "hf/wordpiece-bert", "hf/wordpiece-bert-strip_accents-true", "hf/bpe-llama-normalizer-prepend",
+                 "hf/bpe-metaspace-first", "hf/unigram-nfkc-metaspace", "hf/bpe-bytelevel-qwen2-nfc",
+                 "hf/wordlevel-split-regex-mergedwithnext-invert", "hf/bpe-continuing-prefix"):
         assert name in exact
+    refused = {c.case: c.message for c in matrix.cells if c.engine == "labkit" and c.status == "refused"}
+    assert set(refused) == {"hf/unigram-precompiled", "hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
+                            "hf/wordlevel-unicode-scripts", "hf/wordlevel-fixed-length"}
+    assert "normalizer Precompiled" in refused["hf/unigram-precompiled"]
 
 
 def test_default_engine_says_which_engine_and_why(matrix):
@@ -75,15 +81,35 @@ def _write(tmp_path, text: str):
     return path
 
 
-def test_metaspace_bpe_served_by_hf_says_so(tmp_path):
+def test_metaspace_bpe_served_by_labkit_exactly(tmp_path):
     text = build_json("meta", model={"byte_fallback": True}, pre_tokenizer=metaspace("first", False),
                       decoder=metaspace("first", False))
     tok = labkit.load(_write(tmp_path, text))
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert tok.engine == "labkit" and "engine=None picked 'labkit'" in repr(tok)
+    for text in (" x", "Hello  world", "naïve 東京 🙂"):
+        assert tok.encode(text).ids == ref.encode(text, add_special_tokens=False).ids
+
+
+def test_metaspace_bpe_served_by_hf_says_so(tmp_path):
+    # UnicodeScripts is not implemented by labkit: the default engine is hf, and says why
+    text = build_json("meta", model={"byte_fallback": True},
+                      pre_tokenizer={"type": "Sequence", "pretokenizers": [metaspace("first", True), node("UnicodeScripts")]},
+                      decoder=metaspace("first", True))
+    tok = labkit.load(_write(tmp_path, text))
     assert tok.engine == "hf"
-    assert "engine=None picked 'hf'" in repr(tok) and "model BPE" in repr(tok)
+    assert "engine=None picked 'hf'" in repr(tok) and "pre_tokenizer UnicodeScripts" in repr(tok)
     assert tok.engine_note in repr(tok) and "\n" not in repr(tok)
-    with pytest.raises(EngineUnavailable, match="model BPE"):
+    with pytest.raises(EngineUnavailable, match="pre_tokenizer UnicodeScripts"):
         labkit.load(_write(tmp_path, text), engine="labkit")
+
+
+def test_bpe_dropout_refused_by_labkit(tmp_path):
+    # dropout samples: not a function of the text, so not servable exactly
+    path = _write(tmp_path, build_json("plain", model={"dropout": 0.5}, pre_tokenizer=node("Whitespace")))
+    with pytest.raises(EngineUnavailable, match="model BPE dropout"):
+        labkit.load(path, engine="labkit")
+    assert labkit.load(path).engine == "hf"
 
 
 def test_default_engine_note_when_labkit_serves():
@@ -146,11 +172,18 @@ def test_invalid_split_regex_refused(tmp_path, pattern):
 
 
 def test_unimplemented_component_never_served_by_labkit(tmp_path):
-    # issue 14: a Digits pre-tokenizer before ByteLevel was served with the default split
-    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [
-        node("Digits", individual_digits=True), node("ByteLevel", add_prefix_space=False, trim_offsets=False, use_regex=True)]},
-        decoder=node("ByteLevel", add_prefix_space=False, trim_offsets=False, use_regex=True))
+    # issue 14: a pre-tokenizer labkit's byte-level engine does not run was served with its default split
+    byte_level = node("ByteLevel", add_prefix_space=False, trim_offsets=False, use_regex=True)
+    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [node("UnicodeScripts"), byte_level]},
+                      decoder=byte_level)
     path = _write(tmp_path, text)
-    with pytest.raises(LabkitError, match="pre_tokenizer Digits"):
+    with pytest.raises(LabkitError, match="pre_tokenizer UnicodeScripts"):
         labkit.load(path, engine="labkit")
     assert labkit.load(path).engine == "hf"
+    # Digits before ByteLevel: the family engine refuses it, the component-by-component engine serves it
+    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [node("Digits", individual_digits=True), byte_level]},
+                      decoder=byte_level)
+    tok = labkit.load(_write(tmp_path, text), engine="labkit")
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert type(tok).__name__ == "PipelineTokenizer"
+    assert tok.encode("abc 12345 x").ids == ref.encode("abc 12345 x", add_special_tokens=False).ids

@@ -454,6 +454,35 @@ def _unigram_cases() -> list[ConfigCase]:
     ]
 
 
+def _precompiled_charsmap() -> str:
+    """The botchan SentencePiece model's charsmap, base64 (what converted T5/ALBERT files hold)."""
+    import base64
+
+    from labkit.formats.spm_model import read_spm_model
+    from labkit.paths import data_path
+
+    vocab = read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))
+    return base64.b64encode(vocab.normalizer["charsmap"]).decode("ascii")
+
+
+def _unimplemented_cases() -> list[ConfigCase]:
+    """Components labkit does not implement: every engine but hf must refuse them."""
+    meta = metaspace()
+    return [
+        _case("unigram-precompiled", "unigram",
+              normalizer=seq("normalizer", node("Precompiled", precompiled_charsmap=_precompiled_charsmap()),
+                             replace(" {2,}", " ", regex=True)),
+              pre_tokenizer=meta, decoder=meta, added_tokens=IM_END),
+        _case("wordlevel-nmt", "wordlevel", normalizer=node("Nmt"), pre_tokenizer=node("WhitespaceSplit")),
+        _case("bpe-metaspace-unicode-scripts", "meta", model={"byte_fallback": True},
+              pre_tokenizer=seq("pre_tokenizer", metaspace("first", True), node("UnicodeScripts")),
+              decoder=metaspace("first", True)),
+        _case("wordlevel-fixed-length", "wordlevel", pre_tokenizer=node("FixedLength", length=3)),
+        _case("wordpiece-ctc-decoder", "wordpiece", normalizer=node("Lowercase"), pre_tokenizer=node("Whitespace"),
+              decoder=node("CTC", pad_token="[PAD]", word_delimiter_token="|", cleanup=True)),
+    ]
+
+
 @register("hf")
 def hf_cases() -> list[ConfigCase]:
     """Every tokenizer.json configuration of the matrix.
@@ -461,4 +490,4 @@ def hf_cases() -> list[ConfigCase]:
     Example: ``len(hf_cases())`` -> ``70``
     """
     return [*_byte_level_cases(), *_metaspace_bpe_cases(), *_plain_bpe_cases(), *_wordlevel_cases(),
-            *_wordpiece_cases(), *_unigram_cases()]
+            *_wordpiece_cases(), *_unigram_cases(), *_unimplemented_cases()]

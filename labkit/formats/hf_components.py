@@ -170,3 +170,29 @@ def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str 
     else:
         reason = f"model family {family!r}"
     return reason or _added_token_refusal(doc)
+
+
+_POST_TYPES = {"ByteLevel", "BertProcessing", "RobertaProcessing", "TemplateProcessing"}
+
+
+def pipeline_refusal(doc: dict) -> str | None:
+    """Why labkit's component-by-component engine (engines/labkit_pipeline.py) cannot serve
+    this tokenizer.json exactly, or None: the first component it does not implement.
+
+    Example: ``pipeline_refusal({"model": {"type": "BPE", "dropout": 0.1}})`` -> ``'model BPE dropout=0.1 ...'``
+    """
+    from labkit.algorithms import hf_decode, hf_normalize, hf_pretokenize
+
+    model = doc["model"]
+    kind = model.get("type")
+    if kind not in ("BPE", "WordPiece", "WordLevel", "Unigram"):
+        return f"model {kind}"
+    if model.get("dropout"):
+        return f"model {kind} dropout={model['dropout']!r} (sampling, not a function of the text)"
+    checks = (("normalizer", hf_normalize.IMPLEMENTED), ("pre_tokenizer", hf_pretokenize.IMPLEMENTED),
+              ("decoder", hf_decode.IMPLEMENTED), ("post_processor", _POST_TYPES))
+    for kind_name, implemented in checks:
+        for part in flatten(doc.get(kind_name), kind_name):
+            if part.get("type") not in implemented:
+                return f"{kind_name} {_describe(part)}"
+    return None

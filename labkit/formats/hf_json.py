@@ -19,7 +19,7 @@ from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 from labkit.formats.files import read_bytes
-from labkit.formats.hf_components import check_components, labkit_refusal
+from labkit.formats.hf_components import check_components, labkit_refusal, pipeline_refusal
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -449,6 +449,7 @@ def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre:
         "pre_tokenizer": doc.get("pre_tokenizer"),
         "decoder": doc.get("decoder"),
         "labkit_refusal": labkit_refusal(doc, family=family, split_known=pre_name is not None),
+        "labkit_pipeline_refusal": pipeline_refusal(doc),
     }
     for key in ("padding", "truncation"):
         if doc.get(key) is not None:

@@ -1,0 +1,295 @@
+"""``tokenizers``' normalisers with offset alignment, in pure Python.
+
+A :class:`Piece` is normalised text with, for every character, the span of the original
+text it stands for. Every normaliser is written as a list of (character, change) pairs
+handed to :func:`transform`, which is how ``tokenizers`` keeps its alignments: change 0
+replaces the next input character, change +1 inserts a character (it shares the previous
+character's span), change -n also removes the n input characters that follow.
+Introduced in notebook ``14_conformance_matrix``.
+
+Example: ``normalize(Piece.of("Ｈｉ"), [{"type": "NFKC"}]).text`` -> ``'Hi'``
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import regex
+
+from labkit.core import LabkitError
+
+Span = tuple[int, int]
+
+
+@dataclass
+class Piece:
+    """Normalised text, the original span of each character, and where it starts originally.
+
+    Example: ``Piece.of("ab", start=3).align`` -> ``[(3, 4), (4, 5)]``
+    """
+
+    text: str
+    align: list[Span]
+    origin: int  # original offset of the piece's start (what an insertion at 0 aligns to)
+
+    @classmethod
+    def of(cls, text: str, start: int = 0) -> "Piece":
+        return cls(text, [(start + i, start + i + 1) for i in range(len(text))], start)
+
+    def slice(self, start: int, end: int) -> "Piece":
+        """The characters [start, end) as a piece of their own."""
+        align = self.align[start:end]
+        return Piece(self.text[start:end], align, align[0][0] if align else self.origin)
+
+    def span(self, start: int, end: int) -> Span:
+        """Original offsets of normalised characters [start, end)."""
+        if start >= end:
+            return self.align[start] if start < len(self.align) else (self.origin, self.origin)
+        return self.align[start][0], self.align[end - 1][1]
+
+
+def transform(piece: Piece, changes: list[tuple[str, int]], initial_offset: int = 0) -> Piece:
+    """Apply (char, change) pairs to a piece, keeping alignments as ``tokenizers`` does.
+
+    Example: ``transform(Piece.of("ab"), [("A", 0), ("x", 1), ("b", 0)]).align`` -> ``[(0, 1), (0, 1), (1, 2)]``
+    """
+    old = piece.align
+    offset = initial_offset
+    text: list[str] = []
+    align: list[Span] = []
+    for char, change in changes:
+        if change > 0:
+            span = old[offset - 1] if offset >= 1 else (piece.origin, piece.origin)
+        else:
+            span = old[offset]
+            offset += 1 - change  # the replaced char and the removed ones
+        text.append(char)
+        align.append(span)
+    return Piece("".join(text), align, piece.origin)
+
+
+def _filter(piece: Piece, keep) -> Piece:
+    kept = [(c, a) for c, a in zip(piece.text, piece.align) if keep(c)]
+    return Piece("".join(c for c, _ in kept), [a for _, a in kept], piece.origin)
+
+
+def _map_chars(piece: Piece, func) -> Piece:
+    """Each char -> one or more chars (the extra ones are insertions)."""
+    changes = []
+    for char in piece.text:
+        out = func(char)
+        changes.extend((c, 1 if i else 0) for i, c in enumerate(out))
+    return transform(piece, changes)
+
+
+# ----------------------------------------------------------------------------- Unicode forms
+
+
+def _canonical_order(items: list[tuple[str, int]]) -> None:
+    """Sort each run of combining characters by combining class, stably (in place)."""
+    i = 0
+    while i < len(items):
+        if unicodedata.combining(items[i][0]) == 0:
+            i += 1
+            continue
+        j = i
+        while j < len(items) and unicodedata.combining(items[j][0]) != 0:
+            j += 1
+        items[i:j] = sorted(items[i:j], key=lambda item: unicodedata.combining(item[0]))
+        i = j
+
+
+def _compose(items: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Canonical composition; a composed char carries the changes of what it absorbed (-1 each)."""
+    out: list[list] = []
+    starter = None  # index in out of the last starter
+    last_class = -1
+    for char, change in items:
+        cls = unicodedata.combining(char)
+        if starter is not None and (last_class < cls or (last_class == 0 and cls == 0 and len(out) - 1 == starter)):
+            pair = out[starter][0] + char
+            composed = unicodedata.normalize("NFC", pair)
+            if len(composed) == 1 and unicodedata.normalize("NFD", composed) == unicodedata.normalize("NFD", pair) \
+                    and not _excluded(composed):
+                out[starter][0] = composed
+                out[starter][1] += change - 1
+                continue
+        if cls == 0:
+            starter = len(out)
+            last_class = 0
+        else:
+            last_class = cls
+        out.append([char, change])
+    return [(c, ch) for c, ch in out]
+
+
+def _excluded(char: str) -> bool:
+    """Composition exclusions never come out of NFC (NFC of their decomposition differs)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", char)) != char
+
+
+def unicode_form(piece: Piece, form: str) -> Piece:
+    """NFC/NFD/NFKC/NFKD with per-character changes (decompose, reorder, recompose).
+
+    Example: ``unicode_form(Piece.of("e\\u0301"), "NFC").align`` -> ``[(0, 1)]``
+    """
+    if unicodedata.is_normalized(form, piece.text):
+        return piece
+    compat = form in ("NFKC", "NFKD")
+    items: list[tuple[str, int]] = []
+    for char in piece.text:
+        parts = unicodedata.normalize("NFKD" if compat else "NFD", char)
+        items.extend((c, 1 if i else 0) for i, c in enumerate(parts))
+    _canonical_order(items)
+    if form in ("NFC", "NFKC"):
+        items = _compose(items)
+    return transform(piece, items)
+
+
+# ----------------------------------------------------------------------------- the others
+
+
+def _is_whitespace(char: str) -> bool:
+    return char in _WHITESPACE
+
+
+_WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)  # Unicode's White_Space property (what Rust's char::is_whitespace tests)
+
+
+def _is_chinese(char: str) -> bool:
+    code = ord(char)
+    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
+            or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F or 0x2B920 <= code <= 0x2CEAF
+            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char) in ("Mn", "Mc", "Me")
+
+
+def bert(piece: Piece, node: dict) -> Piece:
+    """BertNormalizer: clean text, pad CJK with spaces, strip accents, lowercase."""
+    lowercase = node.get("lowercase", True)
+    if node.get("clean_text", True):
+        piece = _filter(piece, lambda c: not (c in "\x00\ufffd" or (c not in "\t\n\r" and unicodedata.category(c)[0] == "C")))
+        piece = Piece("".join(" " if (c in "\t\n\r" or _is_whitespace(c)) else c for c in piece.text), piece.align, piece.origin)
+    if node.get("handle_chinese_chars", True):
+        changes = []
+        for char in piece.text:
+            changes.extend([(" ", 0), (char, 1), (" ", 1)] if _is_chinese(char) else [(char, 0)])
+        piece = transform(piece, changes)
+    strip = node.get("strip_accents")
+    if strip if strip is not None else lowercase:
+        # BERT strips nonspacing marks only (Mn); the StripAccents normaliser strips every mark
+        piece = _filter(unicode_form(piece, "NFD"), lambda c: unicodedata.category(c) != "Mn")
+    if lowercase:
+        piece = _map_chars(piece, str.lower)
+    return piece
+
+
+def _strip(piece: Piece, node: dict) -> Piece:
+    text = piece.text
+    start, end = 0, len(text)
+    if node.get("strip_left", False):
+        while start < end and _is_whitespace(text[start]):
+            start += 1
+    if node.get("strip_right", False):
+        while end > start and _is_whitespace(text[end - 1]):
+            end -= 1
+    return Piece(text[start:end], piece.align[start:end], piece.origin)
+
+
+def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
+    """Spans of a tokenizers ``{"String": s}`` / ``{"Regex": r}`` pattern in ``text``.
+
+    Example: ``pattern_matches({"String": "a"}, "banana")`` -> ``[(1, 2), (3, 4), (5, 6)]``
+    """
+    if "String" in pattern:
+        needle = pattern["String"]
+        if not needle:
+            return []
+        out, pos = [], text.find(needle)
+        while pos >= 0:
+            out.append((pos, pos + len(needle)))
+            pos = text.find(needle, pos + len(needle))
+        return out
+    compiled = _compiled(pattern["Regex"])
+    return [m.span() for m in compiled.finditer(text)]
+
+
+_REGEX_CACHE: dict[str, regex.Pattern] = {}
+
+
+def _compiled(source: str) -> regex.Pattern:
+    compiled = _REGEX_CACHE.get(source)
+    if compiled is None:
+        try:
+            compiled = regex.compile(source)
+        except regex.error as exc:
+            raise LabkitError(f"regex {source[:60]!r} does not compile ({exc})") from None
+        _REGEX_CACHE[source] = compiled
+    return compiled
+
+
+def replace(piece: Piece, pattern: dict, content: str) -> Piece:
+    """Replace normaliser: each match becomes ``content`` (aligned to the match's last char)."""
+    matches = pattern_matches(pattern, piece.text)
+    if not matches:
+        return piece
+    changes: list[tuple[str, int]] = []
+    last = 0
+    text = piece.text
+    out_text, out_align = [], []
+    for start, end in matches:
+        out_text.append(text[last:start])
+        out_align.extend(piece.align[last:start])
+        if end > start:
+            span = piece.align[end - 1]
+            out_text.append(content)
+            out_align.extend([span] * len(content))
+        last = end
+    out_text.append(text[last:])
+    out_align.extend(piece.align[last:])
+    del changes
+    return Piece("".join(out_text), out_align, piece.origin)
+
+
+def prepend(piece: Piece, prefix: str) -> Piece:
+    """Prepend ``prefix`` to a non-empty piece (the prefix shares the first char's span)."""
+    if not piece.text or not prefix:
+        return piece
+    first = piece.align[0]
+    return Piece(prefix + piece.text, [first] * len(prefix) + piece.align, piece.origin)
+
+
+IMPLEMENTED = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace", "Prepend",
+               "BertNormalizer", "Sequence"}
+
+
+def normalize(piece: Piece, parts: list[dict]) -> Piece:
+    """Run a flattened normaliser list over a piece.
+
+    Example: ``normalize(Piece.of(" Ab "), [{"type": "Lowercase"}]).text`` -> ``' ab '``
+    """
+    for node in parts:
+        kind = node["type"]
+        if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+            piece = unicode_form(piece, kind)
+        elif kind == "Lowercase":
+            piece = _map_chars(piece, str.lower)
+        elif kind == "StripAccents":
+            piece = _filter(piece, lambda c: not _is_mark(c))
+        elif kind == "Strip":
+            piece = _strip(piece, node)
+        elif kind == "Replace":
+            piece = replace(piece, node["pattern"], node.get("content", ""))
+        elif kind == "Prepend":
+            piece = prepend(piece, node.get("prepend", ""))
+        elif kind == "BertNormalizer":
+            piece = bert(piece, node)
+        else:
+            raise LabkitError(f"normalizer {kind} is not implemented by labkit")
+    return piece
