@@ -87,6 +87,10 @@ def test_nbest_edge_cases(sp, sampler):
     assert [ids for ids, _ in sampler.nbest("I", 50)] == sp.nbest_encode_as_ids("I", 50)
     with pytest.raises(LabkitError):
         sampler.nbest("Hello", "3")
+    with pytest.raises(LabkitError):  # sentencepiece: "nbest_size must be nbest_size <= 512"
+        sampler.nbest("Hello", 513)
+    with pytest.raises(RuntimeError):
+        sp.nbest_encode_as_ids("Hello", 513)
 
 
 CASES = [("Hello", 0.1), ("botchan", 0.5), ("the school", 1.0), ("I am", 0.2)]
@@ -142,7 +146,7 @@ def test_bad_sampling_arguments(sampler):
         with pytest.raises(LabkitError):
             sampler.sample("Hello", alpha)
     with pytest.raises(LabkitError):
-        sampler.sample("Hello", 0.1, nbest_size=5000)
+        sampler.sample("Hello", 0.1, nbest_size=513)
     with pytest.raises(LabkitError):
         sampler.sample_many("Hello", 0.1, -1)
     with pytest.raises(LabkitError):

@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 from labkit.core import LabkitError
 
-MAX_NBEST = 1024
+MAX_NBEST = 512  # sentencepiece's processor refuses more (kMaxNBestSize)
 MAX_AGENDA = 10_000
 MIN_AGENDA = 512
 MAX_HYPOTHESES = 100_000
@@ -394,16 +394,17 @@ class UnigramSampler:
 
     def nbest(self, text: str, k: int) -> list[tuple[list[int], float]]:
         """The ``k`` best segmentations as (ids, score), best first: sentencepiece's
-        ``nbest_encode_as_ids`` (k is capped at 1024; k = 1 is the plain encoding, score 0).
+        ``nbest_encode_as_ids`` (k above 512 is refused as sentencepiece does; k <= 1 is the
+        plain encoding, score 0).
 
         Example: ``sampler.nbest("Hello", 2)``
         """
-        if not isinstance(k, int) or isinstance(k, bool):
-            raise LabkitError(f"UnigramSampler.nbest: k must be an int, got {k!r}")
+        if not isinstance(k, int) or isinstance(k, bool) or k > MAX_NBEST:
+            raise LabkitError(f"UnigramSampler.nbest: k must be an int <= {MAX_NBEST}, got {k!r}")
         lattice = self.lattice(text)
         if lattice.n == 0:
             return [([], 0.0)]
-        k = max(1, min(k, MAX_NBEST))
+        k = max(1, k)
         if k == 1:
             return [([piece_id for piece_id, _, _ in self.model.encode(lattice.text)], 0.0)]
         return [(self._ids(lattice, path), score) for path, score in lattice.nbest(k)]

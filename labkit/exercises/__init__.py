@@ -17,6 +17,7 @@ without being shown it.
 | ``cache`` | 10_cache_boundaries |
 | ``formats`` | 11_factory_formats_hub |
 | ``perf`` | 12_performance_and_metrics |
+| ``training`` | 13_where_vocabularies_come_from |
 
 Example: ``from labkit.exercises.tour import check_token_count``
 """
