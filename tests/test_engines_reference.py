@@ -182,7 +182,8 @@ def test_tiktoken_nfc_and_offsets_into_the_original_text():
     tok = load("qwen2", "tiktoken")
     decomposed = tok.encode("e\u0301!")
     assert decomposed.ids == tok.encode("\u00e9!").ids == load("qwen2", "hf").encode("e\u0301!").ids
-    assert decomposed.offsets == [(0, 2), (2, 3)]
+    # tokenizers puts the composed é on the e it starts from (issue 19)
+    assert decomposed.offsets == [(0, 1), (2, 3)] == [tuple(o) for o in load("qwen2", "hf").encode("e\u0301!").offsets]
 
 
 def test_tiktoken_special_tokens_and_holes():

@@ -19,7 +19,10 @@ can land in a different class than in ``tokenizers``.
 Two more per-model switches live here:
 
 * ``nfc``: the model's ``tokenizer.json`` has an NFC normaliser (Qwen2, GPT-NeoX/MPT,
-  Command-R); ``e`` + U+0301 becomes ``é`` before splitting;
+  Command-R); ``e`` + U+0301 becomes ``é`` before splitting. llama.cpp itself applies no
+  normalisation before a BPE split (``llm_tokenizer_bpe_session::tokenize`` in
+  ``src/llama-vocab.cpp``), so on decomposed text it differs from these models' references;
+  Qwen3.5 has no NFC at all;
 * ``ignore_merges``: Llama-3 first looks the whole pre-token up in the vocabulary and only
   runs BPE when it is absent (HF ``BPE(ignore_merges=True)``).
 
@@ -245,8 +248,10 @@ _SPECS = [
     _spec("chatglm-bpe", LLAMA3, family="CHATGLM4", aliases=("glm4",), note="Llama-3 split"),
     _spec("qwen2", QWEN2, nfc=True, family="QWEN2", aliases=("deepseek-r1-qwen", "kormo", "f2llmv2"),
           note="Qwen2: NFC, then the Llama-3 split with one digit at a time"),
-    _spec("qwen35", QWEN35, nfc=True, family="QWEN35",
-          note="Qwen3.5: as qwen2 but combining marks stay inside words"),
+    # no NFC: llama.cpp normalises nothing before a BPE split (llama-vocab.cpp,
+    # llm_tokenizer_bpe_session::tokenize) and its qwen35 vectors keep e + U+0301 as two pieces
+    _spec("qwen35", QWEN35, family="QWEN35",
+          note="Qwen3.5: the qwen2 split with combining marks inside words; no NFC"),
     _spec("deepseek-llm", DEEPSEEK_LLM, family="DEEPSEEK_LLM",
           note="DeepSeek LLM: six regexes in sequence (newlines, words, punctuation, CJK, numbers)"),
     _spec("deepseek-coder", DEEPSEEK_CODER, family="DEEPSEEK_CODER",
@@ -320,9 +325,13 @@ split = pretokenize
 
 def nfc_with_offsets(text: str) -> tuple[str, list[tuple[int, int]]]:
     """NFC-normalise ``text`` and say, for each output char, which (start, end) of the
-    input it came from (a composed ``é`` points back at both ``e`` and U+0301).
+    input it came from, as ``tokenizers`` aligns them (by position, not by identity): each
+    input char first stands for the chars of its decomposition; then, per chunk that
+    normalises on its own, the first output char takes the first of those, the chars a
+    composition absorbed are dropped right after it, and the rest line up with the tail.
+    ``'cafe\\u0301'``: the ``é`` is ``(3, 4)``, not ``(3, 5)``.
 
-    Example: ``nfc_with_offsets("e\\u0301x")`` -> ``('éx', [(0, 2), (2, 3)])``
+    Example: ``nfc_with_offsets("e\\u0301x")`` -> ``('éx', [(0, 1), (2, 3)])``
     """
     if unicodedata.is_normalized("NFC", text):
         return text, [(i, i + 1) for i in range(len(text))]
@@ -344,9 +353,23 @@ def nfc_with_offsets(text: str) -> tuple[str, list[tuple[int, int]]]:
     for s, e in chunks:
         piece = unicodedata.normalize("NFC", text[s:e])
         out_chars.append(piece)
-        mapping.extend([(s, e)] * len(piece))
+        mapping.extend(_align_chunk(text, s, e, piece))
     normalized = "".join(out_chars)
-    if normalized != unicodedata.normalize("NFC", text):  # chunking went wrong: one coarse chunk
+    if normalized != unicodedata.normalize("NFC", text):  # chunking went wrong: one chunk
         normalized = unicodedata.normalize("NFC", text)
-        mapping = [(0, len(text))] * len(normalized)
+        mapping = _align_chunk(text, 0, len(text), normalized)
     return normalized, mapping
+
+
+def _align_chunk(text: str, start: int, end: int, piece: str) -> list[tuple[int, int]]:
+    """One input char for each char of ``piece`` (the NFC of ``text[start:end]``), by position."""
+    sources = []
+    for i in range(start, end):
+        sources.extend([i] * len(unicodedata.normalize("NFD", text[i])))
+    length, count = len(sources), len(piece)
+    if count >= length:  # nothing composed: one to one, any extra on the last
+        picked = [sources[min(j, length - 1)] for j in range(count)]
+    else:
+        shift = length - count
+        picked = [sources[0]] + [sources[j + shift] for j in range(1, count)]
+    return [(i, i + 1) for i in picked]

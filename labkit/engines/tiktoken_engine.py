@@ -18,6 +18,7 @@ import tiktoken
 
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets
+from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import (
     MODEL_BPE_BYTE,
     TOKEN_NORMAL,
@@ -46,6 +47,7 @@ class TiktokenTokenizer(Tokenizer):
         self._id_bytes = id_bytes
         self._special = frozenset(a.content for a in vocab.added_tokens if a.special and a.content)
         self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special and a.content)
+        self._splitter = AddedTokenSplitter(vocab.added_tokens)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         try:
@@ -53,12 +55,12 @@ class TiktokenTokenizer(Tokenizer):
         except UnicodeEncodeError as exc:
             # tiktoken would quietly turn a lone surrogate into U+FFFD; the other engines refuse it
             raise LabkitError(f"{self.name}: text is not valid Unicode ({exc.reason} at char {exc.start})") from None
-        if self._nfc and not unicodedata.is_normalized("NFC", text):
-            normalized, char_map = nfc_with_offsets(text)
-        else:
-            normalized, char_map = text, None
         # non-special added tokens are always matched; special ones only when parsing them
         allowed = self._special | self._plain_added if parse_special else self._plain_added
+        if self._nfc and not unicodedata.is_normalized("NFC", text):
+            normalized, char_map = self._nfc_between_added(text, parse_special)
+        else:
+            normalized, char_map = text, None
         try:
             ids = self.backend.encode(normalized, allowed_special=allowed, disallowed_special=())
         except Exception as exc:
@@ -69,6 +71,21 @@ class TiktokenTokenizer(Tokenizer):
         if add_special_tokens:
             ids, offsets = frame(self.vocab, ids, offsets, len(text))
         return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
+
+    def _nfc_between_added(self, text: str, parse_special: bool) -> tuple[str, list[tuple[int, int]]]:
+        """NFC of the ordinary text between added tokens (an added token is never normalised,
+        nor composed with what follows it), with the char map back to ``text``."""
+        parts: list[str] = []
+        char_map: list[tuple[int, int]] = []
+        for start, end, added_id in self._splitter.split(text, parse_special):
+            if added_id is not None:
+                parts.append(text[start:end])
+                char_map.extend((i, i + 1) for i in range(start, end))
+                continue
+            piece, piece_map = nfc_with_offsets(text[start:end])
+            parts.append(piece)
+            char_map.extend((start + a, start + b) for a, b in piece_map)
+        return "".join(parts), char_map
 
     def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
         """(start, end) chars of each token: a token holding part of a character gets all of it."""
@@ -83,6 +100,25 @@ class TiktokenTokenizer(Tokenizer):
             # ids tiktoken does not know (holes in the ranks) decode as their placeholder spelling
             chunks.append(raw if raw is not None else self.vocab.tokens[i].encode("utf-8"))
         return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+# one of each kind of character a split pattern must not skip
+_COVERAGE_PROBE = "".join(chr(c) for c in range(0x20, 0x7F)) + " \t\n\r  x\u00a0\u3000,.!?…。，、।۔،() é東 1"
+
+
+def _uncovered_text(pattern: str) -> str:
+    """Text of the probe the pattern leaves between its matches ('' when it covers all)."""
+    import regex
+
+    compiled = regex.compile(pattern)
+    gaps, cursor = [], 0
+    for match in compiled.finditer(_COVERAGE_PROBE):
+        if match.start() > cursor:
+            gaps.append(_COVERAGE_PROBE[cursor:match.start()])
+        cursor = max(cursor, match.end())
+    if cursor < len(_COVERAGE_PROBE):
+        gaps.append(_COVERAGE_PROBE[cursor:])
+    return "".join(gaps)[:12]
 
 
 def _map_back(char_map: list[tuple[int, int]], start: int, end: int) -> tuple[int, int]:
@@ -134,6 +170,13 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
     if pattern is None:
         raise EngineUnavailable(
             f"{vocab.name}: pre-tokenizer {spec.name!r} is {len(spec.regexes)} regexes in sequence; tiktoken takes one"
+        )
+    uncovered = _uncovered_text(pattern)
+    if uncovered:
+        # tiktoken drops text its pattern does not match; the split keeps it as a piece
+        raise EngineUnavailable(
+            f"{vocab.name}: pre-tokenizer {spec.name!r} leaves text such as {uncovered!r} unmatched, "
+            "which tiktoken would drop"
         )
     ranks = _ranks_from_vocab(vocab)
     # an empty added token matches nowhere, and tiktoken's encoder loops forever on one

@@ -1,0 +1,189 @@
+"""GGUF rows of the conformance matrix: one byte-level BPE vocabulary trained in the run,
+written as a GGUF under every ``tokenizer.ggml.pre`` labkit lists, served by every engine,
+compared with a ``tokenizers`` pipeline built from llama.cpp's own facts.
+
+labkit's hf engine reads labkit's pre-type table (:mod:`labkit.algorithms.pretokenize`), so
+for a GGUF it is no independent reference. The reference here is built from
+:data:`LLAMA_CPP_PRE_TYPES`: the regex lists, pre-type names and ``ignore_merges`` flags
+transcribed as data from llama.cpp's ``src/llama-vocab.cpp`` (commit 00ad355e, read for
+issue 19), never from labkit's table. Where llama.cpp had to rewrite a pattern for its own
+regex engine and quotes the model's original ``tokenizer.json`` pattern beside it, the
+original is the fact used (it is what the model's reference tokenizer runs).
+Introduced in notebook ``14_conformance_matrix``.
+
+Example: ``LLAMA_CPP_PRE_NAMES["llama-bpe"]`` -> ``('LLAMA3', True)``
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from labkit.conformance.cases import ConfigCase, register
+from labkit.paths import data_path
+
+# --- transcribed from llama.cpp src/llama-vocab.cpp (llm_tokenizer_bpe, impl::load) -------
+_GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_LLAMA3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+_QWEN2 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+_QWEN35 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
+           r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_GPT4O = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+          r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+          r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+           r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+           r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_BLOOM = r" ?[^(\s|.,!?…。，、।۔،)]+"
+_CJK = "[一-龥ࠀ-一가-퟿]+"
+_DEEPSEEK_CASED = (
+    "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af"
+    "\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5"
+    "\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba"
+    "\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45"
+    "\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe"
+    "\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc"
+    "\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139"
+    "\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3"
+    "\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06"
+    "\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3"
+    "\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df"
+    "\U0001e900-\U0001e943]+"
+)
+# llama.cpp's LLAMA_VOCAB_PRE_TYPE_* -> its regex list (applied in sequence, gaps kept)
+LLAMA_CPP_PRE_TYPES: dict[str, tuple[str, ...]] = {
+    "DEFAULT": (r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]"),
+    "GPT2": (_GPT2,),          # also MPT, OLMO, JAIS (the same list)
+    "LLAMA3": (_LLAMA3,),      # also DBRX, SMAUG, CHATGLM4 (the same list)
+    "QWEN2": (_QWEN2,),
+    "QWEN35": (_QWEN35,),
+    "DEEPSEEK_LLM": ("[\r\n]", _DEEPSEEK_CASED, "\\s?[!-/:-~！-／：-～‘-‟　-。]+", r"\s+$", _CJK, r"\p{N}+"),
+    "DEEPSEEK_CODER": ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK, r"\p{N}"),
+    "FALCON": (r"[\p{P}\$\+<=>\^~\|`]+", _GPT2, "[0-9][0-9][0-9]"),
+    "STARCODER": (r"\p{N}", _GPT2),  # also REFACT, COMMAND_R, SMOLLM, CODESHELL, EXAONE, MINERVA, MELLUM2
+    "GPT4O": (_GPT4O,),        # also MINIMAX_M2
+    "TEKKEN": (_TEKKEN,),
+    "BLOOM": (_BLOOM,),        # also PORO, GPT3_FINNISH
+    "VIKING": (_BLOOM, r"\p{N}"),
+}
+# tokenizer.ggml.pre -> (regex list above, ignore_merges), for every name labkit lists
+LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
+    "default": ("DEFAULT", False),
+    **{n: ("LLAMA3", True) for n in ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
+                                     "midm-2.0", "lfm2", "jina-v5-nano")},
+    **{n: ("LLAMA3", False) for n in ("dbrx", "smaug-bpe", "glm4", "chatglm-bpe")},
+    **{n: ("GPT2", False) for n in ("gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
+                                    "a.x-4.0", "mellum", "modern-bert", "jina-v1-en", "jina-v2-code", "roberta-bpe",
+                                    "exaone4", "mpt", "olmo", "jais")},
+    **{n: ("QWEN2", False) for n in ("qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2")},
+    "qwen35": ("QWEN35", False),
+    "deepseek-llm": ("DEEPSEEK_LLM", False),
+    "deepseek-coder": ("DEEPSEEK_CODER", False),
+    "falcon": ("FALCON", False),
+    **{n: ("STARCODER", False) for n in ("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone",
+                                         "minerva-7b", "mellum2")},
+    **{n: ("GPT4O", False) for n in ("gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2")},
+    "tekken": ("TEKKEN", True),
+    **{n: ("BLOOM", False) for n in ("bloom", "poro-chat", "gpt3-finnish")},
+    "viking": ("VIKING", False),
+}
+# llama.cpp itself normalises nothing before a BPE split (llm_tokenizer_bpe_session::tokenize
+# runs unicode_regex_split on the raw text). The model's own tokenizer.json may: these are
+# the pre types whose reference pipeline has an NFC normaliser (qwen2: measured on its
+# vectors, REFERENCES.md; mpt, command-r: their tokenizer.json files; qwen35: none, its
+# llama.cpp vectors keep e + U+0301 as two pieces).
+NFC_PRE_TYPES = frozenset({"mpt", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r"})
+
+
+@lru_cache(maxsize=1)
+def trained_byte_level_bpe(vocab_size: int = 600) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tokens by id, merges) of a byte-level BPE trained with ``tokenizers`` on botchan.
+
+    Example: ``len(trained_byte_level_bpe()[0]) >= 256`` -> ``True``
+    """
+    import tokenizers
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train([str(data_path("corpus/botchan.txt"))], trainer)
+    model = json.loads(tok.to_str())["model"]
+    vocab = model["vocab"]
+    tokens = tuple(sorted(vocab, key=vocab.get))
+    merges = tuple(m if isinstance(m, str) else " ".join(m) for m in model["merges"])
+    return tokens, merges
+
+
+def write_pre_gguf(pre: str, path: Path) -> Path:
+    """Write the trained vocabulary as a vocab-only GGUF with ``tokenizer.ggml.pre = pre``.
+
+    Example: ``write_pre_gguf("qwen2", tmp_path / "q.gguf").stat().st_size > 0`` -> ``True``
+    """
+    import gguf
+
+    tokens, merges = trained_byte_level_bpe()
+    writer = gguf.GGUFWriter(str(path), arch="llama")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list(list(tokens))
+    writer.add_token_types([1] * len(tokens))
+    writer.add_token_merges(list(merges))
+    writer.add_add_bos_token(False)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+class LlamaCppFactsReference:
+    """A ``tokenizers`` pipeline made from the transcribed llama.cpp facts for one pre type:
+    (NFC where the model has it) -> Split(regex, isolated) for each regex -> ByteLevel -> BPE.
+
+    Example: ``LlamaCppFactsReference("qwen2").encode("a 12", False)[1]`` -> ``['a', 'Ġ', '1', '2']``
+    """
+
+    def __init__(self, pre: str):
+        import tokenizers
+        from tokenizers import decoders, models, normalizers, pre_tokenizers
+
+        family, ignore_merges = LLAMA_CPP_PRE_NAMES[pre]
+        tokens, merges = trained_byte_level_bpe()
+        vocab = {t: i for i, t in enumerate(tokens)}
+        pairs = [tuple(m.split(" ", 1)) for m in merges]
+        tok = tokenizers.Tokenizer(models.BPE(vocab, pairs, ignore_merges=ignore_merges))
+        if pre in NFC_PRE_TYPES:
+            tok.normalizer = normalizers.NFC()
+        steps = [pre_tokenizers.Split(tokenizers.Regex(r), behavior="isolated") for r in LLAMA_CPP_PRE_TYPES[family]]
+        tok.pre_tokenizer = pre_tokenizers.Sequence([*steps, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        tok.decoder = decoders.ByteLevel()
+        self.tok = tok
+
+    def encode(self, text: str, add_special_tokens: bool):
+        enc = self.tok.encode(text, add_special_tokens=add_special_tokens)
+        return list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets]
+
+    def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        return self.tok.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+
+def _case(pre: str) -> ConfigCase:
+    return ConfigCase(
+        name=f"gguf/{pre}", family="gguf", components=(("tokenizer.ggml.pre", pre),),
+        build=lambda folder, pre=pre: write_pre_gguf(pre, Path(folder) / f"{pre}.gguf"),
+        reference=lambda path, pre=pre: LlamaCppFactsReference(pre),
+        texts=("e\u0301", "cafe\u0301 x", "I'M HERE'S", "CamelCaseWord éÉ", "a\r\nb", "x  \n", "12345 1234567"),
+    )
+
+
+@register("gguf")
+def gguf_cases() -> list[ConfigCase]:
+    """One GGUF configuration per canonical llama.cpp pre type labkit lists.
+
+    Example: ``"gguf/qwen35" in [c.name for c in gguf_cases()]`` -> ``True``
+    """
+    from labkit.algorithms.pretokenize import PRE_TOKENIZERS
+
+    return [_case(spec.name) for spec in PRE_TOKENIZERS.values() if spec.tiktoken_pattern is None]

@@ -1,0 +1,96 @@
+"""GGUF rows of the conformance matrix (issue 19): labkit's pre-type table checked against
+facts transcribed from llama.cpp's src/llama-vocab.cpp (regex lists, names, ignore_merges),
+and a GGUF written from a trained vocabulary for every pre type labkit lists, served by
+every engine, compared with a tokenizers pipeline built from those facts (not from labkit)."""
+from __future__ import annotations
+
+import pytest
+import regex
+
+import labkit
+from labkit.algorithms.pretokenize import PRE_ALIASES, PRE_TOKENIZERS, get_pre_tokenizer
+from labkit.conformance.corpus import mixed_corpus
+from labkit.conformance.gguf_pretypes import (
+    LLAMA_CPP_PRE_NAMES,
+    LLAMA_CPP_PRE_TYPES,
+    NFC_PRE_TYPES,
+    gguf_cases,
+)
+from labkit.conformance.runner import run_case
+from labkit.vectors import load_vectors
+
+GGUF_NAMES = sorted([name for name, spec in PRE_TOKENIZERS.items() if spec.tiktoken_pattern is None]
+                    + [alias for alias, name in PRE_ALIASES.items() if PRE_TOKENIZERS[name].tiktoken_pattern is None])
+TEXTS = mixed_corpus() + ["I'M HERE'S it's", "CamelCaseWord éÉ", "a\r\nb \n\n x", "12345 1234567 ١٢٣",
+                          "x  \n", "中文 English 日本語 한국어", "$5+3=8 <tag> ^~|`", "…。，、।۔، (x|y)"]
+
+
+def llama_cpp_split(regexes: tuple[str, ...], text: str) -> list[str]:
+    """llama.cpp's unicode_regex_split as a plain loop: each regex cuts every piece, the text
+    between matches stays a piece (written here from llama.cpp's description, not labkit's)."""
+    pieces = [text] if text else []
+    for pattern in regexes:
+        compiled = regex.compile(pattern)
+        out = []
+        for piece in pieces:
+            cursor = 0
+            for m in compiled.finditer(piece):
+                if m.start() == m.end():
+                    continue
+                if m.start() > cursor:
+                    out.append(piece[cursor:m.start()])
+                out.append(m.group())
+                cursor = m.end()
+            if cursor < len(piece):
+                out.append(piece[cursor:])
+        pieces = out
+    return pieces
+
+
+# labkit's own spelling, not a tokenizer.ggml.pre value (llama.cpp names the type "gpt-2"
+# and would refuse "gpt2" as an unknown pre-tokenizer type)
+LABKIT_ONLY = {"gpt2"}
+
+
+def test_every_gguf_name_labkit_lists_is_a_llama_cpp_name():
+    assert set(GGUF_NAMES) - set(LLAMA_CPP_PRE_NAMES) == LABKIT_ONLY
+    assert len(GGUF_NAMES) == 58  # 18 pre types and their aliases
+
+
+@pytest.mark.parametrize("name", sorted(set(GGUF_NAMES) - LABKIT_ONLY))
+def test_pre_type_matches_llama_cpp(name):
+    spec = get_pre_tokenizer(name)
+    family, ignore_merges = LLAMA_CPP_PRE_NAMES[name]
+    assert spec.ignore_merges == ignore_merges
+    assert spec.nfc == (name in NFC_PRE_TYPES)
+    facts = LLAMA_CPP_PRE_TYPES[family]
+    for text in TEXTS:
+        assert spec.split_normalized(text) == llama_cpp_split(facts, text), (name, text)
+
+
+def test_qwen35_keeps_a_decomposed_accent_as_two_pieces_like_llama_cpp_vectors():
+    assert not get_pre_tokenizer("qwen35").nfc
+    assert get_pre_tokenizer("qwen35").split("cafe\u0301") == ["cafe\u0301"]  # \p{M} stays in the word
+    assert get_pre_tokenizer("qwen2").split("cafe\u0301") == ["café"]
+
+
+CASES = {case.name: case for case in gguf_cases()}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gguf_pre_type_rows_are_exact_or_refused(name, tmp_path_factory):
+    cells = run_case(CASES[name], tmp_path_factory.mktemp("gguf"), engines=("labkit", "hf", "tiktoken", "default"))
+    for cell in cells:
+        assert cell.status in ("exact", "refused"), (cell.engine, cell.message)
+        if cell.status == "refused":
+            assert cell.engine == "tiktoken" and "pre-tokenizer" in cell.message
+        else:
+            assert cell.strings > 150 and cell.comparisons == 8 * cell.strings
+    assert {c.engine: c.status for c in cells}["labkit"] == "exact"
+
+
+@pytest.mark.parametrize("name", ["gpt2", "qwen2"])
+def test_labkit_engine_passes_the_llama_cpp_vectors_of_its_pre_types(name):
+    tok = labkit.load(name, engine="labkit")
+    for text, expected in load_vectors(name):
+        assert tok.encode(text, parse_special=False).ids == expected, text
