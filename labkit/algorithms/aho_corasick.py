@@ -7,6 +7,12 @@ chunk of text is an int, so text can arrive in pieces (a token at a time) and a 
 spans pieces is still found. The state also tells how much of the text seen so far could
 still grow into a match, which is exactly what a stop-sequence jail must hold back.
 
+Nothing is built up front but the patterns grouped by first character: trie nodes, failure
+links and the transitions the text actually takes are worked out the first time they are
+needed and remembered. Compiling a stop set costs one step per pattern, memory stays linear
+in the total length of the patterns (capped at ``MAX_PATTERN_CHARS``), and the remembered
+transitions are bounded (``MAX_TRANSITIONS``, cleared when full).
+
 Introduced in notebook ``09_stop_sequences_jail``.
 
 Example: ``AhoCorasick(["world", "or"]).find_first("hello world")`` -> ``(9, 1)``
@@ -15,12 +21,35 @@ Example: ``AhoCorasick(["world", "or"]).find_first("hello world")`` -> ``(9, 1)`
 from __future__ import annotations
 
 import re
-from collections import deque
 from typing import Iterable
 
 from labkit.core import LabkitError
 
 ROOT = 0
+# the total length of all patterns one automaton takes (about 30 MB of trie at the cap)
+MAX_PATTERN_CHARS = 200_000
+# remembered transitions (state, char) -> state; cleared when full (they come back on demand)
+MAX_TRANSITIONS = 1 << 18
+
+
+def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: int = MAX_PATTERN_CHARS) -> tuple[str, ...]:
+    """The patterns as a tuple of non-empty str whose total length is within ``limit``, else LabkitError.
+
+    The total is checked before any of the trie is built. Example: ``check_patterns(["ab"])`` -> ``('ab',)``
+    """
+    out = tuple(patterns)
+    if not all(type(p) is str and p for p in out):  # the usual case checked at C speed
+        for i, p in enumerate(out):
+            if not isinstance(p, str):
+                raise LabkitError(f"{what}: pattern {i} is {type(p).__name__}, not str")
+            if not p:
+                raise LabkitError(f"{what}: pattern {i} is the empty string (it would match everywhere)")
+    total = sum(map(len, out))
+    if total > limit:
+        raise LabkitError(
+            f"{what}: the patterns hold {total:,} characters in all, more than the limit of {limit:,}"
+        )
+    return out
 
 
 class AhoCorasick:
@@ -34,79 +63,181 @@ class AhoCorasick:
     """
 
     def __init__(self, patterns: Iterable[str]):
-        patterns = list(patterns)
-        for i, p in enumerate(patterns):
-            if not isinstance(p, str):
-                raise LabkitError(f"AhoCorasick: pattern {i} is {type(p).__name__}, not str")
-            if not p:
-                raise LabkitError(f"AhoCorasick: pattern {i} is the empty string (it would match everywhere)")
-        self.patterns: tuple[str, ...] = tuple(patterns)
-        children: list[dict[str, int]] = [{}]
-        depth = [0]
-        prefix = [""]  # the string each node stands for
-        terminal = [-1]  # pattern index whose last character is this node (-1: none)
-        for index, pattern in enumerate(self.patterns):
-            node = ROOT
-            for ch in pattern:
-                nxt = children[node].get(ch)
-                if nxt is None:
-                    nxt = len(children)
-                    children[node][ch] = nxt
-                    children.append({})
-                    depth.append(depth[node] + 1)
-                    prefix.append(pattern[: depth[-1]])
-                    terminal.append(-1)
-                node = nxt
-            if terminal[node] < 0:  # a repeated pattern keeps its first index
-                terminal[node] = index
-        n = len(children)
-        fail = [ROOT] * n
-        # breadth-first, so a node's failure target is finished before the node itself
-        order = []
-        queue = deque(children[ROOT].values())
-        while queue:
-            node = queue.popleft()
-            order.append(node)
-            for ch, child in children[node].items():
-                f = fail[node]
-                while f != ROOT and ch not in children[f]:
-                    f = fail[f]
-                fail[child] = children[f].get(ch, ROOT)
-                queue.append(child)
-        # match[node]: the longest pattern ending here (itself, else via its failure chain)
-        match = [-1] * n
-        for node in order:
-            match[node] = terminal[node] if terminal[node] >= 0 else match[fail[node]]
-        # hold[node]: the longest suffix of this node's string that can still grow into a match
-        # (a node with children); equals depth[node] for every node the matcher stops on
-        hold = [0] * n
-        for node in order:
-            hold[node] = depth[node] if children[node] else hold[fail[node]]
-        # The full transition table, stored sparsely: a missing entry means "back to ROOT".
-        delta: list[dict[str, int]] = [dict() for _ in range(n)]
-        delta[ROOT] = dict(children[ROOT])
-        for node in order:
-            row = dict(delta[fail[node]])
-            row.update(children[node])
-            delta[node] = row
-        self._delta = delta
-        self._match = match
-        self._hold = hold
-        self._depth = depth
-        self._fail = fail
-        self.prefixes: tuple[str, ...] = tuple(prefix)
-        # The hot loop's table: one bound ``dict.get`` per state, and a state that completes a
-        # match stored as ``~state`` (negative), so "did anything match?" is one comparison.
-        self._gets = [{ch: (~t if match[t] >= 0 else t) for ch, t in row.items()}.get for row in delta]
-        self.node_count = n
-        self.max_length = max((len(p) for p in self.patterns), default=0)
+        self.patterns: tuple[str, ...] = check_patterns(patterns)
+        # One entry per trie node, appended as nodes are made. A node is made when its parent
+        # is expanded (its children grouped by next character), and a node is expanded the
+        # first time a transition or a hold asks for its children: a trie nobody walks into
+        # is never built. ``_pending[node]`` lists the patterns through it until then.
+        self._children: list[dict[str, int] | None] = [None]
+        self._pending: list[list[int] | None] = [list(range(len(self.patterns)))]
+        self._parent = [ROOT]
+        self._depth = [0]
+        self._source = [-1]  # a pattern whose prefix this node is: its text is source[:depth]
+        self._terminal = [-1]  # pattern index whose last character is this node (-1: none)
+        self._fail: list[int | None] = [ROOT]
+        self._match: list[int | None] = [-1]
+        self._hold: list[int | None] = [0]
+        # remembered transitions, one dict per state (None until the state is left once);
+        # a target that completes a match is stored as ~target (negative): one comparison tells
+        self._rows: list[dict[str, int] | None] = [None]
+        self._remembered = 0
+        self.max_length = max(map(len, self.patterns), default=0)
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
-        firsts = sorted(children[ROOT])
+        firsts = sorted(self._kids(ROOT))
         self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
 
+    @property
+    def node_count(self) -> int:
+        """How many trie nodes have been made so far (all of them after :meth:`table`)."""
+        return len(self._depth)
+
+    def _kids(self, node: int) -> dict[str, int]:
+        """The node's children, grouping its patterns by their next character the first time."""
+        kids = self._children[node]
+        if kids is not None:
+            return kids
+        kids = self._children[node] = {}
+        depth, patterns = self._depth[node], self.patterns
+        groups: dict[str, list[int]] = {}
+        ends: dict[str, int] = {}  # the first (lowest) pattern that ends at each child
+        for index in self._pending[node]:
+            pattern = patterns[index]
+            if len(pattern) > depth:
+                ch = pattern[depth]
+                members = groups.get(ch)
+                if members is None:
+                    members = groups[ch] = []
+                members.append(index)
+                if len(pattern) == depth + 1 and ch not in ends:
+                    ends[ch] = index
+        self._pending[node] = None
+        first = len(self._depth)
+        count = len(groups)
+        for offset, (ch, members) in enumerate(groups.items()):
+            kids[ch] = first + offset
+            self._source.append(members[0])
+            self._terminal.append(ends.get(ch, -1))
+        self._pending.extend(groups.values())
+        self._children.extend([None] * count)
+        self._parent.extend([node] * count)
+        self._depth.extend([depth + 1] * count)
+        for table in (self._fail, self._match, self._hold, self._rows):
+            table.extend([None] * count)
+        return kids
+
+    def cannot_start(self, text: str) -> bool:
+        """True if no pattern starts anywhere in ``text`` (no pattern's first character is in it).
+
+        Example: ``AhoCorasick(["<|im_end|>"]).cannot_start("hello")`` -> ``True``
+        """
+        return self._first is None or self._first.search(text) is None
+
+    # -- the parts worked out on demand ------------------------------------------
+    def fail(self, state: int) -> int:
+        """The failure link: the state of the longest proper suffix of this state's string.
+
+        Example: ``ac = AhoCorasick(["she", "he"]); ac.prefix_text(ac.fail(3))`` -> ``'he'``
+        """
+        known = self._fail[state]
+        if known is not None:
+            return known
+        fail, parent, kids = self._fail, self._parent, self._kids
+        stack = [state]  # explicit stack: a chain of links can be as deep as the longest pattern
+        while stack:
+            node = stack[-1]
+            if fail[node] is not None:
+                stack.pop()
+                continue
+            up = parent[node]
+            if up == ROOT:
+                fail[node] = ROOT
+                stack.pop()
+                continue
+            if fail[up] is None:
+                stack.append(up)
+                continue
+            ch = self.patterns[self._source[node]][self._depth[node] - 1]
+            f = fail[up]
+            while True:  # the classic walk: shorter and shorter suffixes until one goes on with ch
+                child = kids(f).get(ch)
+                if child is not None:
+                    fail[node] = child
+                    break
+                if f == ROOT:
+                    fail[node] = ROOT
+                    break
+                if fail[f] is None:
+                    stack.append(f)  # work that one out first, then come back to node
+                    break
+                f = fail[f]
+            if fail[node] is not None:
+                stack.pop()
+        return fail[state]
+
+    def _chain(self, table: list, state: int, own) -> int:
+        # table[state] = own(node) where it is set, else the value at the failure link
+        path = []
+        node = state
+        while table[node] is None:
+            value = own(node)
+            if value is not None:
+                table[node] = value
+                break
+            path.append(node)
+            node = self.fail(node)
+        value = table[node]
+        for node in path:
+            table[node] = value
+        return value
+
+    def match_of(self, state: int) -> int:
+        """The longest pattern ending at this state (itself, else via failure links), or -1."""
+        found = self._match[state]
+        if found is not None:
+            return found
+        terminal = self._terminal
+        return self._chain(self._match, state, lambda node: terminal[node] if terminal[node] >= 0 else None)
+
+    def hold_length(self, state: int) -> int:
+        """How many trailing characters could still become a match (the jail's length).
+
+        Example: ``AhoCorasick(["Hello world"]).hold_length(5)`` -> ``5`` after "Hello".
+        """
+        found = self._hold[state]
+        if found is not None:
+            return found
+        kids, depth = self._kids, self._depth
+        return self._chain(self._hold, state, lambda node: depth[node] if kids(node) else None)
+
+    def _goto(self, state: int, ch: str) -> int:
+        """The transition worked out and remembered, encoded (``~target`` when it completes a match)."""
+        node = state
+        while True:
+            target = self._kids(node).get(ch)
+            if target is not None or node == ROOT:
+                break
+            node = self.fail(node)
+        if target is None:
+            target = ROOT
+        code = ~target if self.match_of(target) >= 0 else target
+        if self._remembered >= MAX_TRANSITIONS:
+            self._rows[:] = [None] * self.node_count  # bounded memory; the hot ones come back quickly
+            self._remembered = 0
+        row = self._rows[state]
+        if row is None:
+            row = self._rows[state] = {}
+        row[ch] = code
+        self._remembered += 1
+        return code
+
+    # -- the matcher -------------------------------------------------------------
     def step(self, state: int, ch: str) -> int:
         """The state after one more character. Example: ``ac.step(ROOT, "<")``"""
-        return self._delta[state].get(ch, ROOT)
+        row = self._rows[state]
+        code = row.get(ch) if row is not None else None
+        if code is None:
+            code = self._goto(state, ch)
+        return ~code if code < 0 else code
 
     def scan(self, state: int, text: str, start: int = 0) -> tuple[int, int, int]:
         """Advance over ``text[start:]`` until the first match ends.
@@ -125,34 +256,44 @@ class AhoCorasick:
             if found is None:  # no character here can start a pattern
                 return ROOT, -1, -1
             start = found.start()
-        gets = self._gets
-        for i, ch in enumerate(text[start:] if start else text, start + 1):
-            state = gets[state](ch, ROOT)
-            if state < 0:
-                state = ~state
-                return state, i, self._match[state]
+        rows, goto = self._rows, self._goto
+        for i in range(start, len(text)):
+            ch = text[i]
+            row = rows[state]
+            code = row.get(ch) if row is not None else None
+            if code is None:
+                code = goto(state, ch)
+            if code < 0:
+                state = ~code
+                return state, i + 1, self.match_of(state)
+            state = code
         return state, -1, -1
-
-    def hold_length(self, state: int) -> int:
-        """How many trailing characters could still become a match (the jail's length).
-
-        Example: ``AhoCorasick(["Hello world"]).hold_length(5)`` -> ``5`` after "Hello".
-        """
-        return self._hold[state]
 
     def depth(self, state: int) -> int:
         """Length of the string a state stands for (the longest suffix that is a prefix)."""
         return self._depth[state]
 
-    def held_text(self, state: int) -> str:
-        """The trailing text a state must hold back: the last ``hold_length`` characters seen.
+    def prefix_text(self, state: int, start: int = 0, stop: int | None = None) -> str:
+        """The string a state stands for (a prefix of some pattern), or its slice ``[start:stop]``.
+
+        Example: ``ac = AhoCorasick(["Hello"]); ac.prefix_text(ac.scan(ROOT, "Hel")[0])`` -> ``'Hel'``
+        """
+        if state == ROOT:
+            return ""
+        size = self._depth[state]
+        stop = size if stop is None else min(stop, size)
+        return self.patterns[self._source[state]][start:stop]
+
+    def held_text(self, state: int, size: int | None = None) -> str:
+        """The trailing text a state must hold back (its first ``size`` characters if given).
 
         Every state stands for one string (a prefix of some pattern) that the text seen so
         far ends with, so the jail's content is a function of the state alone.
         Example: ``ac.held_text(ac.scan(ROOT, "Say Hello")[0])`` -> ``'Hello'``
         """
-        node_text = self.prefixes[state]
-        return node_text[len(node_text) - self._hold[state]:]
+        end = self._depth[state]
+        begin = end - self.hold_length(state)
+        return self.prefix_text(state, begin, end if size is None else begin + size)
 
     def table(self) -> list[dict]:
         """One row per state (a trace to look at): its string, failure link, what it matches, its hold.
@@ -162,16 +303,21 @@ class AhoCorasick:
         ends here, or None) and ``hold`` (how many characters it keeps in a jail).
         Example: ``AhoCorasick(["he", "she"]).table()[3]`` -> ``{'state': 3, 'text': 's', ...}``
         """
+        node = 0
+        while node < self.node_count:  # make every node: expanding one appends its children
+            self._kids(node)
+            node += 1
         rows = []
         for node in range(self.node_count):
-            pattern = self._match[node]
+            pattern = self.match_of(node)
+            fail = self.fail(node)
             rows.append({
                 "state": node,
-                "text": self.prefixes[node],
-                "fail": self._fail[node],
-                "fail_text": self.prefixes[self._fail[node]],
+                "text": self.prefix_text(node),
+                "fail": fail,
+                "fail_text": self.prefix_text(fail),
                 "matches": self.patterns[pattern] if pattern >= 0 else None,
-                "hold": self._hold[node],
+                "hold": self.hold_length(node),
             })
         return rows
 

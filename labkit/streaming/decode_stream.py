@@ -38,6 +38,7 @@ from typing import Iterable, Sequence
 from labkit import metrics as _metrics
 from labkit.algorithms.bounded import BoundedDict
 from labkit.core import LabkitError, Tokenizer, as_tokenizer
+from labkit.streaming.utf8 import byte_token_ids
 
 REPLACEMENT = "\ufffd"
 # vLLM's INITIAL_INCREMENTAL_DETOKENIZATION_OFFSET: ids of prompt context decoded with the first step
@@ -46,6 +47,9 @@ INITIAL_OFFSET = 5
 MAX_HELD = 8
 # chars after a split point that make it safe (one more than the longest incomplete sequence)
 SAFE_TAIL_CHARS = 4
+# a byte-fallback run held whole (for a decoder that renders a run all or nothing) up to this
+# many byte pieces; past it, the complete characters are emitted (see DecodeStream)
+MAX_RUN_BYTES = 64
 
 
 def check_tokenizer(tok) -> Tokenizer:
@@ -229,6 +233,50 @@ def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset
     return start
 
 
+# ----------------------------------------------------------------------------- the textbook loop
+
+
+class SimpleDecodeStream:
+    """The prefix/read-offset loop and nothing else: the readable twin of :class:`DecodeStream`.
+
+    Each step decodes ``ids[prefix_offset:]`` and ``ids[prefix_offset:read_offset]``; what the
+    first has past the second is new, unless it ends in U+FFFD (an unfinished character).
+    When text is emitted both offsets move forward. On ordinary text its chunks are
+    DecodeStream's; DecodeStream adds remembered decodes, a fast path for byte-level BPE,
+    a bounded window for ids that never complete, and care around byte-fallback runs and
+    skipped special tokens. Introduced in notebook ``08_incremental_detokenization``.
+
+    Example: ``s = SimpleDecodeStream(tok, prompt_ids=[9707]); s.step(1879)`` -> ``' world'``
+    """
+
+    def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
+        self.tok = check_tokenizer(tok)
+        self.skip_special_tokens = bool(skip_special_tokens)
+        self.ids = tok.check_ids(prompt_ids, "prompt_ids")
+        self.prefix_offset = max(0, len(self.ids) - INITIAL_OFFSET)
+        self.read_offset = len(self.ids)
+
+    def _text(self, start: int, end: int | None = None) -> str:
+        return self.tok.decode_unchecked(self.ids[start:end], self.skip_special_tokens)
+
+    def step(self, token_id: int) -> str | None:
+        """Add one id; return the new text, or None while it may still change."""
+        self.ids.append(self.tok.check_id(token_id))
+        prefix_text = self._text(self.prefix_offset, self.read_offset)
+        new_text = self._text(self.prefix_offset)
+        if len(new_text) > len(prefix_text) and not new_text.endswith(REPLACEMENT):
+            self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
+            return new_text[len(prefix_text):]
+        return None
+
+    def flush(self) -> str | None:
+        """Return what is still held (an unfinished character shows as U+FFFD)."""
+        prefix_text = self._text(self.prefix_offset, self.read_offset)
+        new_text = self._text(self.prefix_offset)
+        self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
+        return new_text[len(prefix_text):] or None
+
+
 # ----------------------------------------------------------------------------- the stream
 
 
@@ -264,6 +312,9 @@ class DecodeStream:
         self._read = len(self._ids)
         self._prefix_text = self._decode(self._ids)
         self._open_run = any(i in self._byte_ids for i in self._ids[-1:])
+        self._run_bytes = self._count_run_bytes()
+        self._invalid_run = False
+        self._byte_value = {i: b for b, i in byte_token_ids(tok).items() if i in self._byte_ids} if self._byte_ids else {}
         self._next_settle = 0
 
     # -- public -----------------------------------------------------------------
@@ -287,6 +338,12 @@ class DecodeStream:
                 if _metrics.ENABLED:
                     _metrics.record_stream_step(self.tok, False)
                 return alone
+        if self._invalid_run and token_id in self._byte_ids:
+            # a long run already known to be invalid: the decoder renders each of its bytes as
+            # U+FFFD whatever comes next; the window keeps this byte as context for what follows
+            self._ids, self._read = [token_id], 1
+            self._prefix_text = self._decode(self._ids)
+            return REPLACEMENT
         ids.append(token_id)
         if len(ids) > self.max_window:
             self.max_window = len(ids)  # counted whether the decode below is remembered or not
@@ -318,6 +375,8 @@ class DecodeStream:
             return text[prefix_len:]
         if _metrics.ENABLED:  # held: the window text ends in an unfinished character (or byte run)
             _metrics.record_stream_step(self.tok, text[-1:] == REPLACEMENT or self._open_run)
+        if self._run_bytes > MAX_RUN_BYTES:
+            return self._release_long_run(text)
         if len(ids) - self._read > MAX_HELD:
             return self._settle_held(text)
         return None
@@ -340,7 +399,8 @@ class DecodeStream:
         del self._ids[: self._read]
         self._read = len(self._ids)
         self._prefix_text = self._decode(self._ids)
-        self._open_run = False
+        self._open_run = self._invalid_run = False
+        self._run_bytes = 0
         self._next_settle = 0
         return new_text or None
 
@@ -387,8 +447,20 @@ class DecodeStream:
         # the run goes on through a silent id, and ends at any other id that is not a byte piece
         if token_id in self._byte_ids:
             self._open_run = True
+            self._run_bytes += 1
         elif not self._is_silent(token_id):
-            self._open_run = False
+            self._open_run = self._invalid_run = False
+            self._run_bytes = 0
+
+    def _count_run_bytes(self) -> int:
+        # byte pieces in the run the window ends in (silent ids do not end a run)
+        count = 0
+        for token_id in reversed(self._ids):
+            if token_id in self._byte_ids:
+                count += 1
+            elif not self._is_silent(token_id):
+                break
+        return count
 
     def _run_open_at(self, b: int) -> bool:
         # does a byte piece come last before b (skipping silent ids), so that the run goes on?
@@ -399,6 +471,49 @@ class DecodeStream:
             if not self._is_silent(token_id):
                 return False
         return False
+
+    def _release_long_run(self, text: str) -> str | None:
+        """Emit a byte-fallback run that has grown past ``MAX_RUN_BYTES``, so the window stays small.
+
+        Such a decoder renders a run all or nothing: its complete characters while every byte
+        fits, one U+FFFD per byte once any byte cannot. Held to this length the run is exact;
+        past it: a valid run (at a character boundary) is emitted and goes on as a new run, with
+        its last character as context; an invalid one is emitted, and each later byte of it is
+        U+FFFD (as the decoder renders it). The one difference from ``decode(all)``: a valid run
+        longer than the bound that turns invalid later shows its first characters, where
+        ``decode(all)`` turns the whole run into U+FFFD (notebook 08, section 6).
+        """
+        run = []
+        for token_id in reversed(self._ids):
+            value = self._byte_value.get(token_id)
+            if value is not None:
+                run.append(value)
+            elif not self._is_silent(token_id):
+                break
+        data = bytes(reversed(run))
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if error.reason == "unexpected end of data" and error.end == len(data):
+                return None  # a character still incomplete: at most three more bytes
+            self._invalid_run = True  # invalid for good: every byte of the run is U+FFFD
+            keep = 1
+        else:
+            keep = 1  # the ids of the last character are the next window's context
+            while keep < len(run) and (run[keep - 1] & 0xC0) == 0x80:
+                keep += 1
+        new_text = text[len(self._prefix_text):]
+        byte_ids = self._byte_ids
+        start = len(self._ids)
+        while keep and start > 0:  # back over `keep` byte pieces (and the silent ids among them)
+            start -= 1
+            keep -= self._ids[start] in byte_ids
+        del self._ids[:start]
+        self._read = len(self._ids)
+        self._prefix_text = self._decode(self._ids)
+        self._run_bytes = 0 if self._invalid_run else self._count_run_bytes()
+        self._next_settle = 0
+        return new_text or None
 
     def _settle_held(self, text: str) -> str | None:
         """Emit the part of a long held tail that can no longer change, and shrink the window.

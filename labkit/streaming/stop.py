@@ -25,16 +25,18 @@ Example::
 """
 from __future__ import annotations
 
-import functools
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
-from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+from labkit.algorithms.aho_corasick import ROOT, AhoCorasick, check_patterns
+from labkit.algorithms.bounded import BoundedDict
 from labkit import metrics as _metrics
 from labkit.core import LabkitError
 
 # StopStringMatcher remembers the outcome of pushing short chunks (token texts) per state
-MEMO_LIMIT = 1 << 16
+MEMO_LIMIT = 1 << 15
 MEMO_MAX_CHARS = 32
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "StopSequenceDecoder",
     "StopStringMatcher",
     "FixedHoldBack",
+    "SuffixScanJail",
     "stop_reference",
     "stop_timeline",
 ]
@@ -87,6 +90,12 @@ class StoppedWithText:
 
 
 StopOutput = Union[Text, Held, Stopped, StoppedWithText]
+_TEXTS: BoundedDict = BoundedDict(1 << 14)  # chunk -> Text(chunk), for chunks shown as they are
+
+
+def _text_of(text: str) -> Text:
+    out = _TEXTS[text] = Text(text)
+    return out
 _HELD = Held()
 _STOPPED = Stopped()
 
@@ -196,54 +205,96 @@ class StopSequenceConfig:
 class _StopTables:
     """One stop set compiled: the automaton, a StopReason per pattern, and the push memo.
 
-    ``rows[state]`` maps a chunk to the outcome of pushing it in that state:
+    ``memo[(state, chunk)]`` is the outcome of pushing ``chunk`` in ``state``:
     ``(next state, output, released, reason)``. Shared by every matcher with the same stops.
     """
 
     def __init__(self, hidden: tuple[str, ...], visible: tuple[str, ...]):
         patterns = hidden + visible
         self.automaton = AhoCorasick(patterns)
-        self.reasons = [StopReason("string", p, i >= len(hidden)) for i, p in enumerate(patterns)]
-        self.rows: list[dict[str, tuple]] = [{} for _ in range(self.automaton.node_count)]
-        self.lookups = [row.get for row in self.rows]  # bound once (rows are cleared, never replaced)
-        self.entries = 0
+        self._hidden_count = len(hidden)
+        self.memo: BoundedDict = BoundedDict(MEMO_LIMIT)
+        self.size = sum(map(len, patterns))  # what the compile cache charges for it
+
+    def reason(self, pattern: int) -> StopReason:
+        """The StopReason for pattern number ``pattern`` (hidden ones come first)."""
+        return StopReason("string", self.automaton.patterns[pattern], pattern >= self._hidden_count)
+
+    @property
+    def entries(self) -> int:
+        """How many push outcomes are remembered. Example: ``_compile(("x",), ()).entries`` -> 0"""
+        return len(self.memo)
+
+    def _joined(self, state: int, held: int, text: str, cut: int) -> str:
+        # (jail + text)[:cut] without building the whole jail (it can be long; the cut rarely is)
+        if cut <= held:
+            return self.automaton.held_text(state, cut)
+        return self.automaton.held_text(state) + text[: cut - held]
 
     def outcome(self, state: int, text: str, check: bool = True) -> tuple:
         """One push worked out with the automaton: (next state, output, released, reason)."""
         automaton = self.automaton
-        jail = automaton.held_text(state)
-        state, end, pattern = automaton.scan(state, text)
+        held = automaton.hold_length(state)
+        after, end, pattern = automaton.scan(state, text)
         while end >= 0 and not check:
             # a suppressed match: keep scanning; the automaton carries on as if nothing happened
-            state, end, pattern = automaton.scan(state, text, end)
+            after, end, pattern = automaton.scan(after, text, end)
         if end >= 0:
-            reason = self.reasons[pattern]
+            reason = self.reason(pattern)
             # the match may start inside the jail: cut the jail and the chunk as one text
-            cut = len(jail) + (end if reason.visible else end - len(reason.value))
-            released = (jail + text)[:cut]
+            released = self._joined(state, held, text, held + (end if reason.visible else end - len(reason.value)))
             return ROOT, (StoppedWithText(released) if released else _STOPPED), released, reason
-        combined = jail + text
-        released = combined[: len(combined) - automaton.hold_length(state)]
-        return state, (Text(released) if released else _HELD), released, None
+        released = self._joined(state, held, text, held + len(text) - automaton.hold_length(after))
+        return after, (Text(released) if released else _HELD), released, None
+
+    def shown_as_is(self, text: str) -> Text:
+        """The outcome of a chunk in which no stop string starts, pushed at ROOT: remembered."""
+        out = _TEXTS.get(text) or _text_of(text)
+        if len(text) <= MEMO_MAX_CHARS:
+            self.memo[(ROOT, text)] = (ROOT, out, text, None)
+        return out
 
     def remember(self, state: int, text: str) -> tuple:
-        """:meth:`outcome`, stored for next time (short chunks only, a bounded number)."""
+        """:meth:`outcome`, stored for next time (short chunks and short releases only)."""
         hit = self.outcome(state, text)
-        if len(text) <= MEMO_MAX_CHARS:
-            if self.entries >= MEMO_LIMIT:
-                for row in self.rows:
-                    row.clear()
-                self.entries = 0
-            self.rows[state][text] = hit
-            self.entries += 1
+        if len(text) <= MEMO_MAX_CHARS and len(hit[2]) <= MEMO_MAX_CHARS * 2:
+            self.memo[(state, text)] = hit
         return hit
 
 
-@functools.lru_cache(maxsize=64)
+# Compiled stop sets, kept for the next request with the same stops (a server sends the same
+# stops request after request). Bounded by count and by total pattern length, so a huge stop
+# set is not kept once its decoders are gone; while some decoder uses it, the weak table
+# still shares it.
+CACHE_SETS = 256
+CACHE_CHARS = 100_000
+_CACHE: "OrderedDict[tuple, _StopTables]" = OrderedDict()
+_LIVE: "weakref.WeakValueDictionary[tuple, _StopTables]" = weakref.WeakValueDictionary()
+_cache_chars = 0
+
+
 def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
-    """The tables for one stop set, built once: a server sends the same stops request after
-    request. Example: ``_compile(("\\n\\n",), ()).automaton``"""
-    return _StopTables(hidden, visible)
+    """The tables for one stop set, built once and shared (see ``CACHE_SETS``, ``CACHE_CHARS``).
+
+    Example: ``_compile(("\\n\\n",), ()).automaton``
+    """
+    global _cache_chars
+    key = (hidden, visible)
+    tables = _CACHE.get(key)
+    if tables is not None:
+        _CACHE.move_to_end(key)
+        return tables
+    tables = _LIVE.get(key)
+    if tables is None:
+        check_patterns(hidden + visible, "stop strings")  # the size cap, before anything is built
+        tables = _LIVE[key] = _StopTables(hidden, visible)
+    if tables.size <= CACHE_CHARS // 4:  # a set larger than that is shared only while in use
+        _CACHE[key] = tables
+        _cache_chars += tables.size
+        while len(_CACHE) > CACHE_SETS or _cache_chars > CACHE_CHARS:
+            _, old = _CACHE.popitem(last=False)
+            _cache_chars -= old.size
+    return tables
 
 
 class StopStringMatcher:
@@ -270,6 +321,8 @@ class StopStringMatcher:
         visible = _strings("visible_stop_sequences", visible)
         self.tables = _compile(hidden, visible)
         self.automaton = self.tables.automaton
+        self._memo_get = self.tables.memo.get  # bound once: feed is the hot loop
+        self._cannot_start = self.automaton.cannot_start
         self.state = ROOT
         self.stopped: StopReason | None = None
 
@@ -277,6 +330,11 @@ class StopStringMatcher:
     def jail(self) -> str:
         """The text held back now: the longest suffix that is a proper prefix of a stop string."""
         return "" if self.stopped is not None else self.automaton.held_text(self.state)
+
+    @property
+    def jail_length(self) -> int:
+        """``len(jail)``, without building it. Example: ``m.jail_length`` -> ``5``"""
+        return 0 if self.stopped is not None else self.automaton.hold_length(self.state)
 
     def reset(self) -> None:
         """Forget all text: empty jail, no stop. Example: ``m.reset()``"""
@@ -291,7 +349,7 @@ class StopStringMatcher:
             return "", self.stopped
         tables, state = self.tables, self.state
         if check:
-            hit = tables.rows[state].get(text) or tables.remember(state, text)
+            hit = tables.memo.get((state, text)) or tables.remember(state, text)
         else:
             hit = tables.outcome(state, text, False)
         self.state, _, released, reason = hit
@@ -306,8 +364,15 @@ class StopStringMatcher:
         """
         if self.stopped is not None:
             return _STOPPED
-        tables, state = self.tables, self.state
-        self.state, out, _, reason = tables.rows[state].get(text) or tables.remember(state, text)
+        state = self.state
+        hit = self._memo_get((state, text))
+        if hit is None:
+            if state == ROOT and self._cannot_start(text):
+                # no stop string starts in this chunk: shown as it is, worked out without the
+                # automaton (so a new stop set's first request costs little more than a warm one)
+                return self.tables.shown_as_is(text)
+            hit = self.tables.remember(state, text)
+        self.state, out, _, reason = hit
         if reason is not None:
             self.stopped = reason
         return out
@@ -316,6 +381,49 @@ class StopStringMatcher:
         """End of text: hand back the jail and start over. Example: ``m.release()`` -> ``'Hello'``"""
         out = self.jail
         self.state = ROOT
+        return out
+
+
+class SuffixScanJail:
+    """The jail written plainly: the readable twin of :class:`StopStringMatcher`.
+
+    Each push joins the jail and the new text, looks for the first stop string in it (as
+    :func:`stop_reference` does), and otherwise keeps back the longest suffix that is a proper
+    prefix of some stop string, found by trying every suffix length. Its work per push grows
+    with the number and length of the stop strings; the Aho-Corasick matcher reads the same
+    jail off one automaton state. Introduced in notebook ``09_stop_sequences_jail``.
+
+    Example: ``j = SuffixScanJail(["Hello world"]); j.push("Hello"), j.push(" test")``
+    -> ``(('', None), ('Hello test', None))``
+    """
+
+    def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
+        self.hidden = _strings("stop_sequences", hidden)
+        self.visible = _strings("visible_stop_sequences", visible)
+        self.jail = ""
+        self.stopped: StopReason | None = None
+
+    def push(self, text: str) -> tuple[str, StopReason | None]:
+        """Feed a chunk; returns ``(released, reason)`` like :meth:`StopStringMatcher.push`."""
+        if self.stopped is not None:
+            return "", self.stopped
+        buffer = self.jail + text
+        shown, reason = stop_reference(buffer, self.hidden, self.visible)
+        if reason is not None:
+            self.jail, self.stopped = "", reason
+            return shown, reason
+        stops = self.hidden + self.visible
+        keep = 0
+        for size in range(1, min(len(buffer), max(map(len, stops), default=1) - 1) + 1):
+            tail = buffer[len(buffer) - size:]  # a suffix that some longer stop string starts with
+            if any(len(stop) > size and stop.startswith(tail) for stop in stops):
+                keep = size
+        self.jail = buffer[len(buffer) - keep:] if keep else ""
+        return buffer[: len(buffer) - keep], None
+
+    def release(self) -> str:
+        """End of text: hand back the jail. Example: ``j.release()`` -> ``'Hello'``"""
+        out, self.jail = ("" if self.stopped is not None else self.jail), ""
         return out
 
 
@@ -432,8 +540,7 @@ class StopSequenceDecoder:
         self._min_tokens = config.min_tokens
         self._stream_class = DecodeStream
         self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
-        self._tables = self.matcher.tables
-        self._lookups = self._tables.lookups
+        self._feed = self.matcher.feed  # bound once: process_token is the hot loop
         self.reset()
 
     # -- state --------------------------------------------------------------
@@ -461,7 +568,7 @@ class StopSequenceDecoder:
         """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
         # The hot loop, once per generated token. One set test sends every unusual case to
         # _slow_token: stop ids, and every id while stopped or while min_tokens holds stops
-        # back (then the guard is _EVERY_ID). The usual case reads the matcher's memo directly.
+        # back (then the guard is _EVERY_ID). The usual case is one remembered push in the matcher.
         try:
             if token_id in self._guard:
                 return self._slow_token(token_id)
@@ -470,11 +577,9 @@ class StopSequenceDecoder:
         chunk = self._step(token_id)  # raises LabkitError on anything that is not an id
         if not chunk:
             return _HELD
-        matcher = self.matcher
-        state = matcher.state
-        matcher.state, out, _, reason = self._lookups[state](chunk) or self._tables.remember(state, chunk)
-        if reason is not None:
-            self._stop(reason)
+        out = self._feed(chunk)
+        if out.__class__ is not Text and self.matcher.stopped is not None:
+            self._stop(self.matcher.stopped)
         return out
 
     def _stop(self, reason: StopReason) -> None:
@@ -487,6 +592,7 @@ class StopSequenceDecoder:
     def _slow_token(self, token_id: int) -> StopOutput:
         """A stop id, or any id while stopped or while min_tokens holds stops back."""
         if self.stop_reason is not None:
+            self.tok.check_id(token_id)  # stopped, but a bad id is still an error
             return _STOPPED
         self._count += 1
         if self._count > self._min_tokens:

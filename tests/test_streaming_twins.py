@@ -1,0 +1,57 @@
+"""The readable twins equal the fast paths (issue 13): SimpleDecodeStream's text is
+DecodeStream's on ordinary text on every vocabulary and engine, chunk for chunk where the
+decoder does not render byte runs all or nothing; SuffixScanJail releases and
+stops exactly as the Aho-Corasick StopStringMatcher on random chunked text."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labkit.bench.harness import corpus
+from labkit.streaming.decode_stream import DecodeStream, SimpleDecodeStream, run_sensitive_byte_ids
+from labkit.streaming.stop import StopStringMatcher, SuffixScanJail
+
+from engine_pairs import tokenizer
+from test_streaming import PAIRS
+
+EXTRA = ["Hello world, it's  a test.", "Été 🫨 中文 don't ( x ) !", "  two  spaces\n\tand a tab", "naïve café — 😀"]
+
+
+def lines() -> list[str]:
+    text = corpus(0.02)
+    return [line for line in text.splitlines() if line.strip()][:40] + EXTRA
+
+
+def chunks(stream, ids):
+    out = [stream.step(i) for i in ids] + [stream.flush()]
+    return [c for c in out if c is not None]
+
+
+@pytest.mark.parametrize("name,engine", PAIRS)
+def test_simple_decode_stream_gives_decode_streams_chunks(name, engine):
+    tok = tokenizer(name, engine)
+    for line in lines():
+        ids = list(tok.encode(line, parse_special=False).ids)
+        prompt, rest = ids[: len(ids) // 3], ids[len(ids) // 3:]
+        simple = chunks(SimpleDecodeStream(tok, prompt), rest)
+        fast = chunks(DecodeStream(tok, prompt), rest)
+        assert "".join(simple) == "".join(fast) == tok.decode(ids)[len(tok.decode(prompt)):]
+        if not run_sensitive_byte_ids(tok):  # else DecodeStream holds a <0xNN> run until it ends
+            assert simple == fast, line
+
+
+STOPS = st.lists(st.text(alphabet="ab\nc", min_size=1, max_size=5), min_size=1, max_size=4, unique=True)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(STOPS, st.integers(0, 3), st.lists(st.text(alphabet="ab\ncd", max_size=6), max_size=12))
+def test_suffix_scan_jail_equals_the_automaton(stops, visible_count, pieces):
+    hidden, visible = stops[visible_count:], stops[:visible_count]
+    jail, matcher = SuffixScanJail(hidden, visible), StopStringMatcher(hidden, visible)
+    for piece in pieces:
+        assert jail.push(piece) == matcher.push(piece)
+        assert jail.jail == matcher.jail
+    assert jail.release() == matcher.release()
