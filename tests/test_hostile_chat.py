@@ -89,6 +89,9 @@ HOSTILE_TEMPLATES = [
     ("sort by attribute, 40k items", "{{ ('ab'*20000)|sort(attribute='x')|length }}", "sort"),
     ("center width", "{{ 'a'|center(10000000) }}", "center"),
     ("deep expression", "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}", ""),
+    ("sixty 7M-char strings kept in a list",
+     "{% set s = '\U0001F600'*7000000 %}{% set l = [" + ", ".join(f"s ~ {i}" for i in range(60)) + "] %}{{ l|length }}",
+     "has built"),
     ("join of a huge generator", "{{ ('ab'*4000000)|select|join(',')|length }}", "select"),
 ]
 

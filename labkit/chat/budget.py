@@ -9,6 +9,7 @@ Example: ``labkit.chat.ChatTemplate(src, limits=RenderLimits(max_seconds=0.1))``
 from __future__ import annotations
 
 import contextvars
+import sys
 import time
 from collections.abc import ItemsView, KeysView, ValuesView
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class RenderLimits:
     max_int_bits: int = 100_000       # size of an integer built with * or **
     max_seconds: float = 0.5          # wall clock, checked at every step
     max_source: int = 1_000_000       # chars of template source
+    max_built: int = 128 * 2**20      # bytes of all strings and lists built in one render
     max_nesting: int = 16             # nested for / if / macro / call / filter / with blocks
     max_filter_items: int = 50_000    # items (or chars) a sequence filter may walk: sort, batch, ...
                                       # (a tenth of it with an attribute looked up per item: groupby, ...)
@@ -61,6 +63,7 @@ class Budget:
         self.steps = 0
         self.depth = 0
         self.output = 0
+        self.built = 0
         self.deadline = time.perf_counter() + limits.max_seconds
         self.sizes: dict[tuple[int, int], tuple[Any, int]] = {}  # (id, indent) -> (obj, size)
 
@@ -91,14 +94,35 @@ class Budget:
         self.bound(size, what)
         return size
 
-    def result(self, value: Any, what: str) -> Any:
+    def result(self, value: Any, what: str, inputs: tuple = ()) -> Any:
+        """Check a value an operation returned (sizes were estimated before it ran) and charge
+        what it built to the render's memory account; a value passed through is not charged."""
+        self.sized(value, what)
+        if isinstance(value, (str, bytes, list, tuple)) and not any(value is i for i in inputs):
+            self.charge(sys.getsizeof(value), what)
+        return value
+
+    def sized(self, value: Any, what: str) -> None:
+        """A string within max_string chars, a list within max_items items."""
         if isinstance(value, (str, bytes)):
             self.bound(len(value), what)
         elif isinstance(value, (list, tuple)) and len(value) > self.limits.max_items:
             raise TemplateRefused(
                 f"template refused: {what} built a list of {len(value):,} items (limit {self.limits.max_items:,})"
             )
-        return value
+
+    def charge(self, size: int, what: str) -> None:
+        """Add ``size`` bytes to what this render has built; refuse past ``max_built``.
+
+        Many values, each within max_string, could together fill memory: this bounds the sum
+        (an over-count, as values a render drops are still counted).
+        """
+        self.built += size
+        if self.built > self.limits.max_built:
+            raise TemplateRefused(
+                f"template refused: {what}: the render has built {self.built:,} bytes of values "
+                f"(limit {self.limits.max_built:,})"
+            )
 
     def flat_size(self, value: Any, indent: int = 0, depth: int = 0) -> int:
         """About how many chars ``str(value)`` (or ``tojson``) makes; stops early past the limit.

@@ -89,7 +89,7 @@ def check_str_method(budget: Budget, method: Any, args: tuple, kwargs: dict) -> 
         _replace_bound(budget, text, old, new, count, what)
     elif name == "join" and args:
         items = args[0] if isinstance(args[0], (list, tuple, str)) else bounded_items(budget, args[0], what)
-        budget.result(list(items) if isinstance(items, tuple) else items, what)
+        budget.sized(list(items) if isinstance(items, tuple) else items, what)
         budget.bound(budget.flat_size(items) + len(text) * len(items), what)
         args = (items,) + tuple(args[1:])
     elif name == "expandtabs":
@@ -185,7 +185,7 @@ def check_filter(budget: Budget, name: str, value: Any, args: tuple, kwargs: dic
     elif name == "join":
         if not isinstance(value, (list, tuple, str, dict)):
             value = list(value)
-        budget.result(value if isinstance(value, list) else [], what)
+        budget.sized(value if isinstance(value, list) else [], what)
         sep = args[0] if args else kwargs.get("d", "")
         budget.bound(budget.flat_size(value) + len(sep if isinstance(sep, str) else "") * len(value), what)
     elif name == "tojson":

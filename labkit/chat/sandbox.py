@@ -83,7 +83,7 @@ def _guard_filter(name: str, func: Callable) -> Callable:
             new_value = check_filter(budget, name, value, args[offset + 1:], kwargs)
             if new_value is not value:
                 args = (*args[:offset], new_value, *args[offset + 1:])
-        return budget.result(func(*args, **kwargs), f"filter {name!r}")
+        return budget.result(func(*args, **kwargs), f"filter {name!r}", args)
 
     guarded.__name__ = getattr(func, "__name__", name)
     if pass_arg is not None:
@@ -138,7 +138,7 @@ def _checked_concat(context: Any, parts: list) -> str:
     budget = current_budget()
     budget.step()
     budget.bound(sum(budget.flat_size(p) for p in parts), "the ~ operator")
-    return "".join(map(str, parts))
+    return budget.result("".join(map(str, parts)), "the ~ operator", tuple(parts))
 
 
 
@@ -211,7 +211,8 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
             raise TemplateRefused(f"template refused: {exc}") from None
         finally:
             budget.depth -= 1
-        return budget.result(result, f"call of {getattr(__obj, '__name__', type(__obj).__name__)}")
+        return budget.result(result, f"call of {getattr(__obj, '__name__', type(__obj).__name__)}",
+                             (*args, *kwargs.values(), getattr(__obj, "__self__", None)))
 
     def call_binop(self, context, operator, left, right):
         budget = current_budget()
@@ -240,7 +241,7 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
                         raise TemplateRefused(f"template refused: {what} would build {len(left) + len(right):,} items")
         elif operator == "%" and isinstance(left, (str, bytes)):
             printf_bound(budget, left if isinstance(left, str) else left.decode("latin-1"), right, what)
-        return budget.result(self.binop_table[operator](left, right), what)
+        return budget.result(self.binop_table[operator](left, right), what, (left, right))
 
     def wrap_str_format(self, value):
         wrapper = super().wrap_str_format(value)

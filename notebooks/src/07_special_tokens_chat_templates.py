@@ -454,10 +454,15 @@ for payload in (probe, "{{ messages.append({'role': 'x'}) }}",
         print(f"{payload[:45]:46} -> {str(exc)[:90]}")
 
 # %% [markdown]
-# Every render has a budget (`labkit.chat.RenderLimits`): loop steps, call depth, string and
-# output sizes, and a wall clock; size-multiplying operations (`*`, `%`, `format`, `replace`,
-# `join`, `indent`, `tojson(indent=...)`) are checked *before* they run. How long a refusal
-# takes, and how long the real templates take to render (timings vary between runs):
+# Every render has a budget (`labkit.chat.RenderLimits`): loop steps, call depth, block
+# nesting, string and output sizes, the bytes of all values built, and a wall clock;
+# size-multiplying operations (`*`, `%`, `format`, `replace`, `join`, `indent`, `tojson`
+# with an indent or separators) are checked *before* they run. The clock is checked between
+# steps and cannot stop a filter halfway, so each filter's input is bounded instead by a cost
+# model (`labkit/chat/checks.py`): `sort` or `batch` walk at most 50,000 items, the slow text
+# filters (`wordwrap`, `title`, `urlize`, ...) at most the text they process in half the
+# clock. How long a refusal takes, and how long the real templates take to render (timings
+# vary between runs):
 
 # %% tags=["nbval-ignore-output"]
 import statistics
