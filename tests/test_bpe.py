@@ -30,7 +30,7 @@ from labkit.formats.gguf import read_gguf
 from labkit.formats.tiktoken_file import read_tiktoken
 from labkit.paths import bundled_path
 from labkit.vectors import VECTOR_NAMES, load_vectors
-from test_bpe_text import texts
+from support.texts import texts
 
 BYTE_LEVEL = ("gpt2", "qwen2")
 

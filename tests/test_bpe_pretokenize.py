@@ -17,7 +17,7 @@ from labkit.algorithms.pretokenize import (
     nfc_with_offsets,
     pretokenize,
 )
-from test_bpe_text import texts
+from support.texts import texts
 
 import regex
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 import labkit
 from labkit.algorithms.bpe_train import train_bpe
 from labkit.engines.labkit_bpe_byte import build
-from test_bpe_text import texts
+from support.texts import texts
 
 
 def test_hand_checked_merge_sequence():

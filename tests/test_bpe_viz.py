@@ -14,7 +14,7 @@ from labkit.exercises.bpe import check_bpe, check_first_merges, check_gpt2_char,
 from labkit.formats.gguf import read_gguf
 from labkit.paths import bundled_path
 from labkit.viz.merges import MergeTable, parts_at, step_html
-from test_bpe_text import texts
+from support.texts import texts
 
 OTHER_PRES = ("llama3", "gpt-4o", "deepseek-coder", "deepseek-llm", "starcoder", "falcon", "command-r", "qwen35")
 

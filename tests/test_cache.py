@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import labkit
+from support.engines import loaded
 from labkit.bench.harness import corpus_lines
 from labkit.bench.workloads import WORKLOADS, chatml, make_workload
 from labkit.cache.boundaries import SafeBoundaries, _find_safe_added_tokens, _overlaps, _overlaps_itself
@@ -27,14 +28,8 @@ SERVED = [
     ("botchan-unigram", "sentencepiece"), ("botchan-unigram", "labkit"),
     ("minilm", "hf"),
 ]
-_LOADED: dict = {}
-
-
 def load(name, engine):
-    key = (name, engine)
-    if key not in _LOADED:
-        _LOADED[key] = labkit.load(name, engine=engine)  # every pair in SERVED must load
-    return _LOADED[key]
+    return loaded(name, engine)  # every pair in SERVED must load
 
 
 def same(a, b) -> bool:

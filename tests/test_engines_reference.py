@@ -6,22 +6,17 @@ files themselves (GPT-2's merge list, llama's scores), never from the code under
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import pytest
 import tokenizers
 
 import labkit
 from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
+from support.engines import loaded
 from labkit.core import TOKEN_NORMAL, EngineUnavailable, Encoding, LabkitError
 from labkit.engines import hf, mock, sentencepiece_engine, tiktoken_engine
 from labkit.engines.mock import mock_tokenizer, mock_vocab
 from labkit.viz.spans import TokenSpans, token_spans, visible
-
-
-@functools.lru_cache(maxsize=None)
-def load(name: str, engine: str) -> labkit.Tokenizer:
-    return labkit.load(name, engine=engine)
 
 
 # ----------------------------------------------------------------------------- mock
@@ -49,14 +44,14 @@ def test_mock_eos_and_errors():
     with pytest.raises(LabkitError, match="unknown id"):
         tok.decode([tok.vocab_size])
     with pytest.raises(EngineUnavailable):
-        mock.build(load("gpt2", "hf").vocab)
+        mock.build(loaded("gpt2", "hf").vocab)
 
 
 # ----------------------------------------------------------------------------- hf
 
 
 def test_hf_minilm_has_padding_and_truncation_off():
-    tok = load("minilm", "hf")
+    tok = loaded("minilm", "hf")
     assert tok.backend.padding is None and tok.backend.truncation is None
     enc = tok.encode("word " * 300, add_special_tokens=True)
     assert len(enc.ids) == 302 and enc.ids[0] == 101 and enc.ids[-1] == 102
@@ -64,13 +59,13 @@ def test_hf_minilm_has_padding_and_truncation_off():
 
 
 def test_hf_framing_follows_the_model():
-    assert load("bert-bge", "hf").encode("hello", add_special_tokens=True).tokens == ["[CLS]", "hello", "[SEP]"]
-    assert load("llama-spm", "hf").encode("Hello", add_special_tokens=True).ids == [1, 15043]
-    assert load("gpt2", "hf").encode("Hello", add_special_tokens=True).ids == [15496]
+    assert loaded("bert-bge", "hf").encode("hello", add_special_tokens=True).tokens == ["[CLS]", "hello", "[SEP]"]
+    assert loaded("llama-spm", "hf").encode("Hello", add_special_tokens=True).ids == [1, 15043]
+    assert loaded("gpt2", "hf").encode("Hello", add_special_tokens=True).ids == [15496]
 
 
 def test_hf_parse_special():
-    tok = load("qwen2", "hf")
+    tok = loaded("qwen2", "hf")
     assert tok.encode("<|im_end|>", parse_special=True).ids == [151645]
     plain = tok.encode("<|im_end|>", parse_special=False).ids
     assert 151645 not in plain and len(plain) > 1
@@ -81,7 +76,7 @@ def test_hf_parse_special():
 
 
 def test_hf_spm_merges_from_scores_follow_the_scores():
-    vocab = load("llama-spm", "hf").vocab
+    vocab = loaded("llama-spm", "hf").vocab
     merges = spm_merges_from_scores(vocab)
     ids = {t: i for i, t in enumerate(vocab.tokens)}
     # llama's best-scored two-character pieces are '▁t', 'er', 'in' (ids 260, 261, 262)
@@ -93,7 +88,7 @@ def test_hf_spm_merges_from_scores_follow_the_scores():
 
 def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list():
     # GPT-2's file has both: token i >= 256 is made by merge i - 256, so ranks = ids
-    vocab = load("gpt2", "hf").vocab
+    vocab = loaded("gpt2", "hf").vocab
     from labkit.algorithms.bytes_unicode import gpt2_to_bytes
 
     token_bytes = [gpt2_to_bytes(t) if ty == TOKEN_NORMAL else None for t, ty in zip(vocab.tokens, vocab.token_types)]
@@ -101,21 +96,21 @@ def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list():
 
 
 def test_hf_decode_invalid_utf8_is_replacement_char():
-    gpt2 = load("gpt2", "hf")
+    gpt2 = loaded("gpt2", "hf")
     first_byte_of_emoji = gpt2.encode("😀").ids[:1]
     assert gpt2.decode(first_byte_of_emoji) == "\ufffd"
-    assert load("llama-spm", "hf").decode([243]) == "\ufffd"  # <0xF0> alone
+    assert loaded("llama-spm", "hf").decode([243]) == "\ufffd"  # <0xF0> alone
 
 
 def test_hf_unigram_names_unknowns_by_the_vocab_spelling():
-    tok = load("botchan-unigram", "hf")
+    tok = loaded("botchan-unigram", "hf")
     enc = tok.encode("<unk> 日")
     assert enc.tokens == ["▁", "<unk>", "un", "k", "<unk>", "▁", "<unk>"]
     assert tok.decode(enc.ids) == "<unk>unk<unk> <unk>"
 
 
 def test_hf_build_errors_are_labkit_errors():
-    vocab = load("gpt2", "hf").vocab
+    vocab = loaded("gpt2", "hf").vocab
     broken = dataclasses.replace(vocab, merges=[("no-such", "token"), *vocab.merges[1:]])
     with pytest.raises(LabkitError):
         hf.build(broken)
@@ -130,7 +125,7 @@ def test_hf_build_errors_are_labkit_errors():
                                          ("botchan-unigram", "hf"), ("bert-bge", "hf")])
 def test_lone_surrogates_are_labkit_errors(name, engine):
     with pytest.raises(LabkitError):
-        load(name, engine).encode("a\ud800b")
+        loaded(name, engine).encode("a\ud800b")
 
 
 def t5_gguf_vocab(src):
@@ -151,8 +146,8 @@ def t5_gguf_vocab(src):
 
 def test_gguf_unigram_t5_is_served_like_the_model_file():
     # the botchan Unigram model's arrays under GGUF keys: both engines serve it exactly like the .model file
-    vocab = t5_gguf_vocab(load("botchan-unigram", "sentencepiece").vocab)
-    engines = [hf.build(vocab), sentencepiece_engine.build(vocab), load("botchan-unigram", "sentencepiece")]
+    vocab = t5_gguf_vocab(loaded("botchan-unigram", "sentencepiece").vocab)
+    engines = [hf.build(vocab), sentencepiece_engine.build(vocab), loaded("botchan-unigram", "sentencepiece")]
     for text in ["Hello  world ", "ｈｅｌｌｏ ﬁ", " a\tb\n", "<s> x </s>", "日本"]:
         # a GGUF matches control spellings in text as llama.cpp does; a .model never (sentencepiece)
         for parse_special in (True, False) if "<s>" not in text else (False,):
@@ -169,47 +164,47 @@ def test_tiktoken_needs_one_regex():
 
 
 def test_tiktoken_refuses_ids_that_are_not_ranks():
-    vocab = load("gpt2", "hf").vocab
+    vocab = loaded("gpt2", "hf").vocab
     merges = list(vocab.merges)
     merges[10], merges[11] = merges[11], merges[10]
     with pytest.raises(EngineUnavailable, match="cannot serve as tiktoken ranks"):
         tiktoken_engine.build(dataclasses.replace(vocab, merges=merges))
     with pytest.raises(EngineUnavailable):
-        tiktoken_engine.build(load("llama-spm", "hf").vocab)
+        tiktoken_engine.build(loaded("llama-spm", "hf").vocab)
 
 
 def test_tiktoken_nfc_and_offsets_into_the_original_text():
-    tok = load("qwen2", "tiktoken")
+    tok = loaded("qwen2", "tiktoken")
     decomposed = tok.encode("e\u0301!")
-    assert decomposed.ids == tok.encode("\u00e9!").ids == load("qwen2", "hf").encode("e\u0301!").ids
+    assert decomposed.ids == tok.encode("\u00e9!").ids == loaded("qwen2", "hf").encode("e\u0301!").ids
     # tokenizers puts the composed é on the e it starts from (issue 19)
-    assert decomposed.offsets == [(0, 1), (2, 3)] == [tuple(o) for o in load("qwen2", "hf").encode("e\u0301!").offsets]
+    assert decomposed.offsets == [(0, 1), (2, 3)] == [tuple(o) for o in loaded("qwen2", "hf").encode("e\u0301!").offsets]
 
 
 def test_tiktoken_special_tokens_and_holes():
-    tok = load("cl100k_base", "tiktoken")
+    tok = loaded("cl100k_base", "tiktoken")
     assert tok.encode("<|endoftext|>").ids == [100257]
     assert 100257 not in tok.encode("<|endoftext|>", parse_special=False).ids
     # 100256 is a hole in cl100k's ranks: both engines spell it by its placeholder
-    assert tok.decode([100256, 9906]) == load("cl100k_base", "hf").decode([100256, 9906]) == "<|unused_100256|>Hello"
+    assert tok.decode([100256, 9906]) == loaded("cl100k_base", "hf").decode([100256, 9906]) == "<|unused_100256|>Hello"
 
 
 # ----------------------------------------------------------------------------- sentencepiece
 
 
 def test_sentencepiece_serves_gguf_through_a_model_proto():
-    tok = load("llama-spm", "sentencepiece")
+    tok = loaded("llama-spm", "sentencepiece")
     assert tok.backend.get_piece_size() == 32000
     assert tok.encode(" Hello").ids == [29871, 15043]
     assert tok.decode([1, 15043]) == "<s> Hello"  # control ids spelled, as tokenizers does
     assert tok.decode([1, 15043], skip_special_tokens=True) == "Hello"
     with pytest.raises(EngineUnavailable):
-        sentencepiece_engine.build(load("bert-bge", "hf").vocab)
+        sentencepiece_engine.build(loaded("bert-bge", "hf").vocab)
 
 
 def test_sentencepiece_keeps_its_own_unknown_surface():
     # sentencepiece decodes <unk> as " ⁇ " (its unk_surface); tokenizers spells "<unk>"
-    tok = load("botchan-unigram", "sentencepiece")
+    tok = loaded("botchan-unigram", "sentencepiece")
     enc = tok.encode("日")
     assert enc.tokens == ["▁", "<unk>"]
     assert tok.decode(enc.ids) == " \u2047 "
@@ -236,23 +231,23 @@ def test_tour_checkers_say_right_and_wrong(capsys):
 
 
 def test_spans_text_fallback_and_html():
-    drawing = token_spans(load("gpt2", "hf"), "Hello world\n!")
+    drawing = token_spans(loaded("gpt2", "hf"), "Hello world\n!")
     assert repr(drawing) == "Hello|·world|↵|!"
     page = drawing._repr_html_()
-    assert page == token_spans(load("gpt2", "hf"), "Hello world\n!")._repr_html_()  # deterministic
+    assert page == token_spans(loaded("gpt2", "hf"), "Hello world\n!")._repr_html_()  # deterministic
     assert 'title="15496:Hello"' in page and 'title="995:Ġworld"' in page
     assert "↵<br>" in page and "id=" not in page
 
 
 def test_spans_group_bytes_of_one_character_and_show_framing():
-    drawing = token_spans(load("gpt2", "hf"), "😀", title="emoji")
+    drawing = token_spans(loaded("gpt2", "hf"), "😀", title="emoji")
     (span,) = drawing.spans
     assert span.text == "😀" and len(span.ids) == 2 and drawing.n_tokens == 2
     assert repr(drawing) == "emoji (2 tokens): 😀"
     # GPT-2 cuts " 😀" into " " + 3 bytes, then the last byte: the second token's char is already drawn
-    split = token_spans(load("gpt2", "hf"), " naïve 😀")
+    split = token_spans(loaded("gpt2", "hf"), " naïve 😀")
     assert repr(split) == "·naïve|·😀" and split.spans[-1].tokens == ("ĠðŁĺ", "Ģ")
-    bert = token_spans(load("bert-bge", "hf"), "Hi  <b>", add_special_tokens=True)
+    bert = token_spans(loaded("bert-bge", "hf"), "Hi  <b>", add_special_tokens=True)
     assert repr(bert) == "«[CLS]»|Hi|(··)|<|b|>|«[SEP]»"
     assert "&lt;" in bert._repr_html_() and "dashed" in bert._repr_html_()
 
@@ -266,4 +261,4 @@ def test_spans_reject_bad_input():
 
 
 def test_backend_is_the_library_object():
-    assert isinstance(load("gpt2", "hf").backend, tokenizers.Tokenizer)
+    assert isinstance(loaded("gpt2", "hf").backend, tokenizers.Tokenizer)

@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from test_fuzz_readers import (
+from support.crafted import (
     SEED,
     bpe_tokenizer_json,
     byte_cases,

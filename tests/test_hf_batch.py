@@ -3,24 +3,17 @@ a loop over encode, on every bundled file and in every mode; parse_special=False
 into a concurrent parse_special=True call (the flag is not toggled on a shared backend)."""
 from __future__ import annotations
 
-import functools
 import threading
 
 import pytest
 
 import labkit
+from support.engines import loaded
 from labkit.bench.harness import corpus_lines
 from labkit.core import LabkitError, Tokenizer
 from labkit.paths import BUNDLED
 
 MODES = [dict(add_special_tokens=a, parse_special=p) for a in (False, True) for p in (True, False)]
-
-
-@functools.lru_cache(maxsize=None)
-def hf(name: str) -> labkit.Tokenizer:
-    tok = labkit.load(name, engine="hf")
-    assert tok.engine == "hf"
-    return tok
 
 
 def texts_for(tok: labkit.Tokenizer) -> list[str]:
@@ -33,7 +26,7 @@ def texts_for(tok: labkit.Tokenizer) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_batch_equals_the_loop(name):
-    tok = hf(name)
+    tok = loaded(name, "hf")
     texts = texts_for(tok)
     for mode in MODES:
         loop = Tokenizer.encode_batch(tok, texts, **mode)  # the base class: one encode per text
@@ -44,7 +37,7 @@ def test_batch_equals_the_loop(name):
 
 def test_parse_special_changes_the_ids():
     # the check above would be empty if parse_special did nothing on these texts
-    tok = hf("qwen2")
+    tok = loaded("qwen2", "hf")
     text = "<|im_start|>user"
     assert tok.encode_batch([text])[0].ids[0] == 151644
     assert 151644 not in tok.encode_batch([text], parse_special=False)[0].ids
@@ -54,7 +47,7 @@ def test_parse_special_changes_the_ids():
 
 
 def test_batch_checks_its_arguments():
-    tok = hf("gpt2")
+    tok = loaded("gpt2", "hf")
     with pytest.raises(LabkitError, match="takes a list of str"):
         tok.encode_batch("a string")
     with pytest.raises(LabkitError, match="item 1 is NoneType"):
@@ -69,7 +62,7 @@ def test_batch_checks_its_arguments():
 def test_threads_mixing_parse_special():
     """8 threads, half with parse_special=True and half False, single and batch calls
     interleaved on one qwen2 tokenizer; each gets the ids tiktoken gives in its mode."""
-    tok, reference = hf("qwen2"), labkit.load("qwen2", engine="tiktoken")
+    tok, reference = loaded("qwen2", "hf"), labkit.load("qwen2", engine="tiktoken")
     texts = [f"<|im_start|>user\n{line}<|im_end|>\n<|endoftext|>" for line in corpus_lines()[:24]]
     expected = {p: [reference.encode(t, parse_special=p).ids for t in texts] for p in (True, False)}
     assert expected[True] != expected[False]

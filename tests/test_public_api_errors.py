@@ -6,12 +6,12 @@ meaningful part (the bad value, its position, the file's name), not just for the
 """
 from __future__ import annotations
 
-import functools
 import re
 
 import pytest
 
 import labkit
+from support.engines import loaded
 from labkit.algorithms.bytes_unicode import bytes_to_gpt2
 from labkit.core import EngineUnavailable, LabkitError
 from labkit.paths import BUNDLED, bundled_path
@@ -30,11 +30,6 @@ SERVED = {
 }
 PAIRS = [(name, engine) for name, engines in SERVED.items() for engine in engines]
 PAIR_IDS = [f"{name}-{engine}" for name, engine in PAIRS]
-
-
-@functools.lru_cache(maxsize=None)
-def tok_for(name: str, engine: str) -> labkit.Tokenizer:
-    return labkit.load(name, engine=engine)
 
 
 def raises(fn, *args, **kwargs) -> str:
@@ -58,7 +53,7 @@ NOT_TEXT = [None, b"Hello", bytearray(b"Hello"), 5, 1.5, ["Hello"], ("Hello",), 
 
 @pytest.mark.parametrize("name,engine", PAIRS, ids=PAIR_IDS)
 def test_encode_takes_only_str(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     before = tok.encode("Hello world").ids
     for value in NOT_TEXT:
         message = raises(tok.encode, value)
@@ -70,7 +65,7 @@ def test_encode_takes_only_str(name, engine):
 
 @pytest.mark.parametrize("name,engine", PAIRS, ids=PAIR_IDS)
 def test_encode_batch_takes_a_list_of_str(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     assert "str" in raises(tok.encode_batch, "a string")
     assert "item 0 is int" in raises(tok.encode_batch, [1, 2])
     assert "item 1 is NoneType" in raises(tok.encode_batch, ["ok", None])
@@ -87,7 +82,7 @@ NOT_IDS = [1.5, 1.0, float("nan"), float("inf"), "1", "a", None, True, False, [1
 
 @pytest.mark.parametrize("name,engine", PAIRS, ids=PAIR_IDS)
 def test_decode_refuses_ids_outside_the_vocab(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     size = tok.vocab_size
     for bad in (-1, size, size + 1, 2**70, -(2**70)):
         message = raises(tok.decode, [0, bad])
@@ -99,7 +94,7 @@ def test_decode_refuses_ids_outside_the_vocab(name, engine):
 
 @pytest.mark.parametrize("name,engine", PAIRS, ids=PAIR_IDS)
 def test_decode_refuses_what_is_not_an_id(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     for bad in NOT_IDS:
         message = raises(tok.decode, [0, bad])
         assert "position 1" in message and tok.name in message, message
@@ -112,7 +107,7 @@ def test_decode_refuses_what_is_not_an_id(name, engine):
 
 def test_decode_takes_numpy_integers():
     np = pytest.importorskip("numpy")
-    tok = tok_for("gpt2", "labkit")
+    tok = loaded("gpt2", "labkit")
     ids = tok.encode("Hello world").ids
     assert tok.decode(np.array(ids)) == "Hello world"
     assert tok.decode([np.int64(i) for i in ids]) == "Hello world"
@@ -121,7 +116,7 @@ def test_decode_takes_numpy_integers():
 
 @pytest.mark.parametrize("name,engine", PAIRS, ids=PAIR_IDS)
 def test_id_to_token_and_token_to_id(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     size = tok.vocab_size
     for bad in (-1, size, 2**70):
         message = raises(tok.id_to_token, bad)
@@ -150,7 +145,7 @@ BYTE_VOCABS = [(name, engine) for name, engine in PAIRS if name in ("gpt2", "qwe
 
 @pytest.mark.parametrize("name,engine", BYTE_VOCABS, ids=[f"{n}-{e}" for n, e in BYTE_VOCABS])
 def test_invalid_utf8_through_byte_tokens_decodes_with_replacement(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     b = {value: _byte_id(tok, value) for value in (0x80, 0xBF, 0xE6, 0x97, 0xA5, 0xF0, 0x9F, 0xFF)}
     assert None not in b.values(), b
     a = tok.encode("ab", parse_special=False).ids
@@ -242,7 +237,7 @@ def test_an_engine_that_cannot_serve_lists_those_that_can(name, engine):
     can = re.search(r"engines that can: (.*)$", message)
     assert can is not None, message
     assert tuple(can.group(1).split(", ")) == SERVED[name], message
-    assert f"engine {engine!r} cannot serve" in message and tok_for(name, "labkit").name in message, message
+    assert f"engine {engine!r} cannot serve" in message and loaded(name, "labkit").name in message, message
 
 
 # ----------------------------------------------------------------------------- chat templates
@@ -258,7 +253,7 @@ HOSTILE_MESSAGES = [
 
 @pytest.mark.parametrize("messages,part", HOSTILE_MESSAGES, ids=range(len(HOSTILE_MESSAGES)))
 def test_chat_template_refuses_ill_formed_conversations(messages, part):
-    tok = tok_for("qwen2", "labkit")
+    tok = loaded("qwen2", "labkit")
     message = raises(tok.apply_chat_template, messages)
     assert part in message, message
 
@@ -277,7 +272,7 @@ ODD_MESSAGES = [
 
 @pytest.mark.parametrize("messages", ODD_MESSAGES, ids=range(len(ODD_MESSAGES)))
 def test_chat_template_ill_typed_content_renders_or_raises_labkit_error(messages):
-    tok = tok_for("qwen2", "labkit")
+    tok = loaded("qwen2", "labkit")
     try:
         text = tok.apply_chat_template(messages)
     except LabkitError as exc:
@@ -287,14 +282,14 @@ def test_chat_template_ill_typed_content_renders_or_raises_labkit_error(messages
 
 
 def test_chat_template_huge_content_renders_whole():
-    tok = tok_for("qwen2", "labkit")
+    tok = loaded("qwen2", "labkit")
     content = "x" * 1_000_000
     text = tok.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True)
     assert content in text and text.endswith("<|im_start|>assistant\n")
 
 
 def test_chat_template_missing_says_where_it_looked():
-    tok = tok_for("gpt2", "labkit")
+    tok = loaded("gpt2", "labkit")
     message = raises(tok.apply_chat_template, [{"role": "user", "content": "x"}])
     assert "no chat template" in message and "ggml-vocab-gpt-2.gguf" in message, message
 
@@ -316,7 +311,7 @@ NOT_TOKENIZERS = [None, 5, "gpt2", object()]
 
 
 def test_streaming_and_cache_take_only_tokenizers():
-    vocab = tok_for("gpt2", "labkit").vocab
+    vocab = loaded("gpt2", "labkit").vocab
     for value in [*NOT_TOKENIZERS, vocab]:
         kind = type(value).__name__
         assert kind in raises(labkit.DecodeStream, value)
@@ -339,7 +334,7 @@ def _bad_id_part(bad) -> str:
 
 @pytest.mark.parametrize("engine", SERVED["gpt2"])
 def test_decode_stream_bad_ids_lose_nothing(engine):
-    tok = tok_for("gpt2", engine)
+    tok = loaded("gpt2", engine)
     ids = tok.encode("Hello wörld, 日本!").ids
     clean = labkit.DecodeStream(tok)
     expected = [clean.step(i) for i in ids] + [clean.flush()]
@@ -363,7 +358,7 @@ def test_decode_stream_bad_ids_lose_nothing(engine):
 
 
 def test_sequence_bad_input_loses_nothing():
-    tok = tok_for("gpt2", "labkit")
+    tok = loaded("gpt2", "labkit")
     ids = tok.encode(" and then 日本").ids
     seq = labkit.Sequence(tok)
     seq.append_text("Hello")
@@ -378,7 +373,7 @@ def test_sequence_bad_input_loses_nothing():
 
 
 def test_stop_sequence_decoder_bad_input_loses_nothing():
-    tok = tok_for("gpt2", "labkit")
+    tok = loaded("gpt2", "labkit")
     ids = tok.encode("The answer is 42. STOP here").ids
     config = labkit.StopSequenceConfig(stop_sequences=["STOP"])
 
@@ -420,7 +415,7 @@ def test_cache_config_bad_values(kwargs, part):
 
 
 def test_cached_tokenizer_bad_input_loses_nothing():
-    tok = tok_for("qwen2", "labkit")
+    tok = loaded("qwen2", "labkit")
     cached = labkit.CachedTokenizer(tok, labkit.CacheConfig(enable_l0=True, enable_l1=True))
     assert "CacheConfig" in raises(labkit.CachedTokenizer, tok, {"enable_l0": True})
     prompt = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
@@ -454,12 +449,12 @@ def test_load_refuses_pipes_and_devices(tmp_path):
     folder.mkdir()
     (folder / "tokenizer.json").write_bytes(bundled_path("minilm").joinpath("tokenizer.json").read_bytes())
     os.mkfifo(folder / "tokenizer_config.json")  # a side file that is a pipe is not read
-    assert labkit.load(folder).encode("Hello world").ids == tok_for("minilm", "labkit").encode("Hello world").ids
+    assert labkit.load(folder).encode("Hello world").ids == loaded("minilm", "labkit").encode("Hello world").ids
 
 
 @pytest.mark.parametrize("name,engine", [("gpt2", "tiktoken"), ("llama-spm", "sentencepiece"), ("minilm", "hf")])
 def test_is_special_id_refuses_bad_ids(name, engine):
-    tok = tok_for(name, engine)
+    tok = loaded(name, engine)
     for bad in (-1, tok.vocab_size, 2**70):
         assert str(bad) in raises(tok.is_special_id, bad)
     assert "bool" in raises(tok.is_special_id, True)

@@ -1,7 +1,7 @@
 """Where the ``tokenizers`` engine and the ``sentencepiece`` engine disagree on a SentencePiece
 ``.model``, and why: each class is pinned here with the libraries' own answers, and the
-predicates below are what the agreement tests (test_conformance.py) use to skip exactly
-those classes.
+predicates in ``support/disagreements.py`` are what the agreement tests (test_conformance.py)
+use to skip exactly those classes.
 
 Classes found on botchan-bpe (nmt_nfkc charsmap) and botchan-unigram (nfkc charsmap):
 
@@ -23,80 +23,22 @@ Notebook 03 (section "When the references disagree") shows one example of each.
 """
 from __future__ import annotations
 
-import functools
 import random
-import re
 
 import pytest
-import sentencepiece
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import normalizers
 
 import labkit
+from support.disagreements import SPACE, charsmap_steps, charsmap_step_differs, leading_space_pieces_differ
+from support.engines import loaded
 
 SPM_FILES = ["botchan-bpe", "botchan-unigram"]
-SPACE = "\u2581"
-
-
-@functools.lru_cache(maxsize=None)
-def engine(name: str, kind: str) -> labkit.Tokenizer:
-    return labkit.load(name, engine=kind)
 
 
 def engines(name: str) -> tuple[labkit.Tokenizer, labkit.Tokenizer]:
-    return engine(name, "hf"), engine(name, "sentencepiece")
-
-
-@functools.lru_cache(maxsize=None)
-def _charsmap_steps(name: str):
-    """(tokenizers' Precompiled, sentencepiece's charsmap-only normaliser, added-token regex) or None."""
-    hf = engine(name, "hf")
-    charsmap = hf.vocab.normalizer.get("charsmap")
-    if not charsmap:
-        return None
-    sp = engine(name, "sentencepiece")
-    theirs = sentencepiece.SentencePieceNormalizer(
-        model_proto=sp.backend.serialized_model_proto(),
-        add_dummy_prefix=False,
-        escape_whitespaces=False,
-        remove_extra_whitespaces=False,
-    )
-    spellings = [a.content for a in hf.vocab.added_tokens]
-    splitter = re.compile("|".join(map(re.escape, spellings))) if spellings else None
-    return normalizers.Precompiled(charsmap), theirs, splitter
-
-
-def charsmap_step_differs(name: str, text: str) -> bool:
-    """Class 1: tokenizers' Precompiled and sentencepiece's own charsmap walk give different
-    strings for ``text`` or for one of its stretches between added-token spellings (what
-    each engine normalises when ``parse_special=True``). Whitespace rules are not compared,
-    so a mistake in labkit's pipeline after the charsmap is never hidden by this."""
-    steps = _charsmap_steps(name)
-    if steps is None:
-        return False
-    ours, theirs, splitter = steps
-    pieces = [text, *(splitter.split(text) if splitter else [])]
-    return any(ours.normalize_str(piece) != theirs.normalize(piece) for piece in pieces)
-
-
-def leading_space_pieces_differ(tok: labkit.Tokenizer, ids: list[int]) -> bool:
-    """Class 2: a run of ids between special ids starts with the piece ``▁`` followed by another
-    piece starting with ``▁``, in a file with remove_extra_whitespaces and a dummy prefix:
-    sentencepiece then decodes fewer leading spaces than tokenizers."""
-    norm = tok.vocab.normalizer
-    if not (norm.get("remove_extra_whitespaces") and norm.get("add_dummy_prefix", True)) or norm.get("treat_whitespace_as_suffix"):
-        return False
-    tokens = tok.vocab.tokens
-    run: list[int] = []
-    for i in [*ids, None]:
-        if i is None or tok.is_special_id(i):
-            if len(run) > 1 and tokens[run[0]] == SPACE and tokens[run[1]].startswith(SPACE):
-                return True
-            run = []
-        else:
-            run.append(i)
-    return False
+    return loaded(name, "hf"), loaded(name, "sentencepiece")
 
 
 # ----------------------------------------------------------------------------- class 1, pinned
@@ -105,7 +47,7 @@ def leading_space_pieces_differ(tok: labkit.Tokenizer, ids: list[int]) -> bool:
 @pytest.mark.parametrize("name", SPM_FILES)
 def test_precompiled_drops_the_rest_of_a_short_cluster(name):
     hf, sp = engines(name)
-    ours, theirs, _ = _charsmap_steps(name)
+    ours, theirs, _ = charsmap_steps(name)
     # fullwidth e + combining acute: 5 bytes, one cluster; the key 'ｅ' matches, the accent is lost
     assert ours.normalize_str("\uff45\u0301") == "e"
     assert theirs.normalize("\uff45\u0301") == "\u00e9"
@@ -129,7 +71,7 @@ def test_precompiled_drops_mark_after_u2581_in_nmt_nfkc():
 @pytest.mark.parametrize("name", SPM_FILES)
 def test_precompiled_looks_up_long_clusters_char_by_char(name):
     hf, sp = engines(name)
-    ours, theirs, _ = _charsmap_steps(name)
+    ours, theirs, _ = charsmap_steps(name)
     text = "e" + "\u0301" * 3  # 7 bytes: the two-character key e + U+0301 is never tried
     assert ours.normalize_str(text) == text
     assert theirs.normalize(text) == "\u00e9\u0301\u0301"

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
+from support.engines import loaded
 from labkit.algorithms.spm_decode import SpmDecoder, bytes_all_or_nothing, default_style
 from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_USER_DEFINED, AddedToken, LabkitError, VocabData
 from labkit.engines import hf, labkit_spm_bpe, labkit_unigram, sentencepiece_engine
@@ -29,11 +30,6 @@ BOTCHAN = ["botchan-unigram", "botchan-bpe"]
 # (add_dummy_prefix, remove_extra_whitespaces, treat_whitespace_as_suffix) besides the files' own
 FLAGS = {"no-extra-ws": (True, False, False), "no-prefix": (False, True, False),
          "bare": (False, False, False), "suffix": (True, True, True)}
-
-
-@functools.lru_cache(maxsize=None)
-def shipped(name: str, engine: str) -> labkit.Tokenizer:
-    return labkit.load(name, engine=engine)
 
 
 def with_bytes(vocab: VocabData) -> VocabData:
@@ -56,7 +52,7 @@ def with_flags(vocab: VocabData, label: str) -> VocabData:
 
 
 def derived_vocab(name: str, variant: str) -> VocabData:
-    vocab = with_bytes(shipped(name, "sentencepiece").vocab)
+    vocab = with_bytes(loaded(name, "sentencepiece").vocab)
     return vocab if variant == "bytes" else with_flags(vocab, variant)
 
 
@@ -109,7 +105,7 @@ def check_same(ours: labkit.Tokenizer, reference: labkit.Tokenizer, ids: list[in
 @SETTINGS
 @given(data=st.data())
 def test_shipped_model_decodes_like_sentencepiece(name, data):
-    ours, sp = shipped(name, "labkit"), shipped(name, "sentencepiece")
+    ours, sp = loaded(name, "labkit"), loaded(name, "sentencepiece")
     assert ours.decoder.style == "sentencepiece"
     check_same(ours, sp, data.draw(hard_ids(ours)))
 
@@ -126,7 +122,7 @@ def test_derived_models_decode_like_sentencepiece(name, variant, data):
 @pytest.mark.parametrize("name", BOTCHAN)
 def test_leading_space_pieces_follow_sentencepiece(name):
     # H11's case: with remove_extra_whitespaces sentencepiece drops every leading '▁' until text comes out
-    ours, sp, ref_hf = shipped(name, "labkit"), shipped(name, "sentencepiece"), shipped(name, "hf")
+    ours, sp, ref_hf = loaded(name, "labkit"), loaded(name, "sentencepiece"), loaded(name, "hf")
     ids = [ours.token_to_id(t) for t in ["▁", "▁", "▁a"]]
     assert ours.decode(ids) == sp.decode(ids) == "a"
     assert ref_hf.decode(ids) == "  a"
@@ -138,9 +134,9 @@ def test_leading_space_pieces_follow_sentencepiece(name):
 
 
 def test_botchan_unigram_ids_4_4_11():
-    ours = shipped("botchan-unigram", "labkit")
+    ours = loaded("botchan-unigram", "labkit")
     assert [ours.vocab.tokens[i] for i in (4, 4, 11)] == ["▁", "▁", "▁a"]
-    assert ours.decode([4, 4, 11]) == shipped("botchan-unigram", "sentencepiece").backend.decode([4, 4, 11]) == "a"
+    assert ours.decode([4, 4, 11]) == loaded("botchan-unigram", "sentencepiece").backend.decode([4, 4, 11]) == "a"
 
 
 def test_unknown_and_bytes_by_the_sentencepiece_rules():
@@ -160,7 +156,7 @@ def test_unknown_and_bytes_by_the_sentencepiece_rules():
 @given(data=st.data())
 def test_hf_style_is_the_tokenizers_chain(name, data):
     # the same .model, decoded by SpmDecoder in the tokenizers style and by the hf engine
-    ref_hf = shipped(name, "hf")
+    ref_hf = loaded(name, "hf")
     decoder = SpmDecoder.from_vocab(ref_hf.vocab, style="hf")
     ids = data.draw(hard_ids(ref_hf))
     for skip in (False, True):
@@ -181,7 +177,7 @@ def test_hf_style_on_derived_models(variant, data):
 @SETTINGS
 @given(data=st.data())
 def test_llama_gguf_decodes_like_tokenizers(data):
-    ours, ref_hf = shipped("llama-spm", "labkit"), shipped("llama-spm", "hf")
+    ours, ref_hf = loaded("llama-spm", "labkit"), loaded("llama-spm", "hf")
     assert ours.decoder.style == "hf"
     check_same(ours, ref_hf, data.draw(hard_ids(ours)))
 
@@ -189,7 +185,7 @@ def test_llama_gguf_decodes_like_tokenizers(data):
 @functools.lru_cache(maxsize=None)
 def t5_gguf() -> tuple[labkit.Tokenizer, labkit.Tokenizer]:
     """(labkit, hf) over the derived botchan-unigram (byte pieces) written under t5 GGUF keys."""
-    vocab = t5_gguf_vocab(with_bytes(shipped("botchan-unigram", "sentencepiece").vocab))
+    vocab = t5_gguf_vocab(with_bytes(loaded("botchan-unigram", "sentencepiece").vocab))
     return labkit_unigram.build(vocab), hf.build(vocab)
 
 
@@ -205,9 +201,9 @@ def test_unigram_gguf_decodes_like_tokenizers(data):
 
 
 def test_default_style_follows_the_format():
-    assert default_style(shipped("botchan-bpe", "labkit").vocab) == "sentencepiece"
-    assert default_style(shipped("llama-spm", "labkit").vocab) == "hf"
-    assert shipped("botchan-bpe", "labkit").decoder.style == shipped("botchan-unigram", "labkit").decoder.style == "sentencepiece"
+    assert default_style(loaded("botchan-bpe", "labkit").vocab) == "sentencepiece"
+    assert default_style(loaded("llama-spm", "labkit").vocab) == "hf"
+    assert loaded("botchan-bpe", "labkit").decoder.style == loaded("botchan-unigram", "labkit").decoder.style == "sentencepiece"
 
 
 def test_bytes_all_or_nothing():
@@ -217,4 +213,4 @@ def test_bytes_all_or_nothing():
 
 def test_unknown_style_is_refused():
     with pytest.raises(LabkitError, match="decode style"):
-        SpmDecoder(shipped("botchan-bpe", "labkit").vocab, style="llama.cpp")
+        SpmDecoder(loaded("botchan-bpe", "labkit").vocab, style="llama.cpp")

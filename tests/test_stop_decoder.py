@@ -7,13 +7,12 @@ exactly that text, never a hidden stop, and never a character twice.
 """
 from __future__ import annotations
 
-import functools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import labkit
+from support.engines import tokenizer
 from labkit import LabkitError
 from labkit.streaming.stop import (
     Held,
@@ -32,12 +31,8 @@ MULTIBYTE_STOPS = [" ×", "Δ", "°", " (∆", " –", "€", "中", "🚀", "�
 LOSSLESS = ["gpt2", "qwen2", "cl100k_base", "llama-spm"]
 
 
-@functools.lru_cache(maxsize=None)
 def load(name, engine="hf"):
-    try:
-        return labkit.load(name, engine=engine)
-    except labkit.LabkitError as exc:  # pragma: no cover - only while engines are being written
-        pytest.skip(f"{name} does not load yet: {exc}")
+    return tokenizer(name, engine)  # every pair used here must build: a failure is an error
 
 
 def emitted(outputs) -> str:

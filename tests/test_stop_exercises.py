@@ -1,19 +1,13 @@
 """The notebook-09 exercise checkers and the stop timeline trace."""
 from __future__ import annotations
 
-import functools
 
 import pytest
 
-import labkit
+from support.engines import loaded
 from labkit import LabkitError
 from labkit.exercises.stop import check_jail, check_shown, check_stop_filter
 from labkit.streaming.stop import StopSequenceConfig, stop_timeline
-
-
-@functools.lru_cache(maxsize=None)
-def gpt2():
-    return labkit.load("gpt2", engine="hf")
 
 
 def reference_filter(chunks, stops):
@@ -57,7 +51,7 @@ def test_check_stop_filter_accepts_a_right_jail_and_rejects_wrong_ones():
 
 
 def test_stop_timeline_rows():
-    tok = gpt2()
+    tok = loaded("gpt2", "hf")
     rows = stop_timeline(tok, StopSequenceConfig(stop_sequences=["Hello world"]), tok.encode("Say Hello test").ids)
     assert [(r["output"], r["shown"], r["jail"]) for r in rows] == [
         ("Text", "Say", ""), ("Text", " ", "Hello"), ("Text", "Hello test", ""), ("Text", "", ""),

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
+from support.engines import servable_pairs, tokenizer
 from labkit.core import TOKEN_CONTROL, LabkitError
 from labkit.streaming.decode_stream import MAX_HELD, DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.utf8 import byte_token_ids
@@ -21,14 +22,12 @@ from labkit.streaming.window_diff import WindowDiffDecoder
 
 NAMES = ("gpt2", "llama-spm", "qwen2", "bert-bge", "cl100k_base", "botchan-unigram", "botchan-bpe", "minilm")
 ENGINES = ("labkit", "hf", "tiktoken", "sentencepiece")
-PAIRS = [(n, e) for n in NAMES for e in ENGINES]
+PAIRS = servable_pairs(NAMES, ENGINES)
 # characters that take 2, 3 and 4 bytes in UTF-8, plus ASCII, spaces and newlines
 ALPHABET = "ab Z.,'\n\t  éü—中文🫨😀€ß"
 MULTIBYTE = "éü—中文🫨😀€ß"
 PROFILE = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
-
-from engine_pairs import tokenizer  # noqa: E402  (skips only pairs an engine cannot serve)
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from tokenizers.decoders import DecodeStream as ReferenceDecodeStream
 
-import labkit
+from support.engines import tokenizer
 from labkit.core import LabkitError
 from labkit.streaming.decode_stream import DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.naive import FullRedecodeDecoder, PerTokenDecoder
@@ -28,8 +28,6 @@ from labkit.vectors import load_vectors
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
-
-from engine_pairs import tokenizer  # noqa: E402  (skips only pairs an engine cannot serve)
 
 
 def joined(stream, ids):
