@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.labkit-installed
+BROWSER_STAMP := $(VENV)/.labkit-browser-installed
 # keep Jupyter's and matplotlib's per-user files inside .venv
 export JUPYTER_CONFIG_DIR := $(CURDIR)/$(VENV)/etc/jupyter-user
 export JUPYTER_DATA_DIR := $(CURDIR)/$(VENV)/share/jupyter-user
@@ -13,21 +14,25 @@ export MPLCONFIGDIR := $(CURDIR)/$(VENV)/matplotlib
 export PYTHONHASHSEED := 0
 export HF_HUB_DISABLE_TELEMETRY := 1
 # tests never reach the real Hub: a stray download fails at once on a closed local port
-test: export HF_ENDPOINT := http://127.0.0.1:9
+test test-browser: export HF_ENDPOINT := http://127.0.0.1:9
 
-.PHONY: lab test install notebooks clean
+.PHONY: lab test test-browser book install notebooks clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@echo "labkit: installing into $(VENV) (the first time takes about two minutes) ..."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --progress-bar on -e '.[test]' | grep -E '^(Collecting|Successfully)' || true
+	$(PY) -c "import labkit, tokenizers, jupyterlab" # fails loudly if the install did not complete
+	$(PY) tools/lab_settings.py
 	touch $(STAMP)
 
 # root (a container, CI) needs --allow-root; LAB_ARGS passes anything else (--port, --no-browser)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
+	$(VENV)/bin/jupyter trust $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb) > /dev/null
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 # both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope)
@@ -36,9 +41,21 @@ test: $(STAMP)
 	$(PY) -m pytest tests -q -n $(JOBS) --dist worksteal
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q -n $(JOBS) --dist loadscope
 
+# the static edition: build/book/index.html and one page per notebook, readable offline
+book: $(STAMP)
+	$(PY) tools/make_book.py
+
+# the book in a real browser (Debian's chromium, installed if missing; Playwright never downloads one)
+$(BROWSER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,browser]'
+	touch $(BROWSER_STAMP)
+
+test-browser: $(BROWSER_STAMP) book
+	$(PY) tools/browser_check.py
+
 # rebuild the stored notebooks from notebooks/src (executes each one)
 notebooks: $(STAMP)
 	$(PY) tools/make_notebook.py --all
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) build

@@ -1,0 +1,312 @@
+"""The book as a reader sees it, checked in a real browser (Debian's chromium, driven by Playwright).
+
+1. Starts ``make lab`` on a free port and, in JupyterLab, opens every stored notebook: its
+   figures show and no widget says "Error displaying widget".
+2. For each notebook with a widget: Run All, move the first widget (slider, text box or
+   drop-down), and check that the output beside it changed.
+3. Opens the static edition (``build/book``, built by ``make book``) with the network cut off:
+   the index and two pages show their figures, and a page with a widget renders it.
+
+Screenshots go to ``build/screenshots/``. Exits non-zero, saying what failed, on any failure.
+Playwright is pointed at the chromium binary; it never downloads a browser.
+
+Usage: python tools/browser_check.py [--only 02_bpe_byte_level ...] [--skip-lab] [--skip-book]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "build" / "screenshots"
+BOOK = ROOT / "build" / "book"
+TOKEN = "labkit-browser-check"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"]
+WIDGET = ".jp-OutputArea-output .jupyter-widgets"
+
+
+def chromium_path() -> str:
+    """Debian's chromium, installed with apt-get when missing (the machines run as root)."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.geteuid() != 0:
+        sys.exit("browser check: chromium is not installed; run `sudo apt-get install chromium`")
+    print("browser check: installing Debian's chromium (apt-get) ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True, env=env, stdout=subprocess.DEVNULL)
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stored_figures(notebook: Path) -> int:
+    """How many PNG/SVG figures the stored notebook holds (what the page must show)."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return sum(1 for cell in nb["cells"] for out in cell.get("outputs", [])
+               if {"image/png", "image/svg+xml"} & set(out.get("data", {})))
+
+
+def has_widgets(notebook: Path) -> bool:
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return any("application/vnd.jupyter.widget-view+json" in out.get("data", {})
+               for cell in nb["cells"] for out in cell.get("outputs", []))
+
+
+class Lab:
+    """``make lab`` on a free port, stopped (with its kernels) on exit."""
+
+    def __init__(self):
+        self.port = free_port()
+        args = (f"--no-browser --port {self.port} --ServerApp.ip=127.0.0.1 "
+                f"--IdentityProvider.token={TOKEN} --ServerApp.open_browser=False")
+        self.process = subprocess.Popen(["make", "-s", "lab", f"LAB_ARGS={args}"], cwd=ROOT,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                sys.exit("browser check: make lab exited:\n" + self.process.stdout.read().decode()[-2000:])
+            try:
+                with urllib.request.urlopen(f"{self.url('api/status')}", timeout=5):
+                    return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        sys.exit("browser check: JupyterLab did not answer within 180 s")
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}/{path}{sep}token={TOKEN}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+def open_notebook(page, lab: Lab, stem: str) -> None:
+    page.goto(lab.url(f"lab/tree/{stem}.ipynb") + "&reset", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
+    page.wait_for_timeout(1500)  # outputs, figures and saved widgets render after the cells appear
+
+
+def check_stored(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
+    """The stored notebook opens with its figures and without a widget error."""
+    open_notebook(page, lab, notebook.stem)
+    panel = page.locator(".jp-NotebookPanel:visible")
+    wanted = stored_figures(notebook)
+    # JupyterLab renders cells as they scroll into view: walk down the page, collecting what shows
+    figures, widgets, errors = set(), set(), 0
+    scroller = panel.locator(".jp-WindowedPanel-outer").first
+    for _ in range(200):
+        seen = panel.evaluate("""p => ({
+            figures: [...p.querySelectorAll('.jp-OutputArea-output img')].filter(i => i.naturalWidth > 0)
+                        .map(i => i.src.length + ':' + i.src.slice(-40)),
+            widgets: [...p.querySelectorAll('.jp-OutputArea-output .jupyter-widgets')]
+                        .map(w => w.closest('.jp-Cell') ? w.closest('.jp-Cell').dataset.windowedListIndex : '?'),
+            errors: [...p.querySelectorAll('.jp-OutputArea-output')].filter(o => o.textContent.includes('Error displaying widget')).length,
+        })""")
+        figures |= set(seen["figures"])
+        widgets |= set(seen["widgets"])
+        errors = max(errors, seen["errors"])
+        at_end = scroller.evaluate("e => { e.scrollTop += 800; return e.scrollTop + e.clientHeight >= e.scrollHeight - 4 }")
+        page.wait_for_timeout(120)
+        if at_end:
+            break
+    shown = len(figures)
+    page.screenshot(path=str(SHOTS / f"{notebook.stem}-stored.png"))
+    if shown < wanted:
+        failures.append(f"{notebook.stem}: {shown} of {wanted} stored figures shown")
+    if errors:
+        failures.append(f"{notebook.stem}: 'Error displaying widget' shown {errors} time(s)")
+    widgets = len(widgets)
+    if has_widgets(notebook) and not widgets:
+        failures.append(f"{notebook.stem}: stored widgets not rendered (is the notebook trusted?)")
+    print(f"  {notebook.stem}: {shown}/{wanted} figures, {widgets} widget views, {errors} widget errors", flush=True)
+
+
+def run_all(page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    # done when no cell prompt says [*] and the kernel reports idle
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt')];
+            return prompts.length > 0 && prompts.every(p => !p.textContent.includes('*'));
+        }""", timeout=240_000, polling=500)
+    page.wait_for_timeout(1000)
+
+
+def find_widget(page) -> bool:
+    """Scroll the open notebook from the top until a live widget is on the page."""
+    scroller = page.locator(".jp-NotebookPanel:visible .jp-WindowedPanel-outer").first
+    scroller.evaluate("e => { e.scrollTop = 0 }")
+    for _ in range(200):
+        if page.locator(".jp-NotebookPanel:visible " + WIDGET).count():
+            return True
+        at_end = scroller.evaluate("e => { e.scrollTop += 600; return e.scrollTop + e.clientHeight >= e.scrollHeight - 4 }")
+        page.wait_for_timeout(120)
+        if at_end:
+            return page.locator(".jp-NotebookPanel:visible " + WIDGET).count() > 0
+    return False
+
+
+def move_widget(page, stem: str) -> bool:
+    """Move the first live widget; True when the output around it changed."""
+    live = page.locator(".jp-NotebookPanel:visible " + WIDGET).first
+    live.scroll_into_view_if_needed()
+    area = live.locator("xpath=ancestor::div[contains(@class,'jp-OutputArea-output')][1]")
+    before = area.inner_text()
+    handle = area.locator(".noUi-handle, .ui-slider-handle")
+    text = area.locator(".widget-text input, .widget-textarea textarea")
+    choice = area.locator(".widget-dropdown select")
+    if handle.count():
+        handle.first.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+    elif text.count():
+        box = text.first
+        box.fill(box.input_value() + " Hello world 123")
+        box.press("Enter") if box.evaluate("e => e.tagName") == "INPUT" else box.evaluate("e => e.blur()")
+    elif choice.count():
+        options = choice.first.locator("option").all_inner_texts()
+        choice.first.select_option(index=len(options) - 1)
+    else:
+        return False
+    page.wait_for_timeout(3000)
+    after = area.inner_text()
+    page.screenshot(path=str(SHOTS / f"{stem}-moved.png"))
+    return after != before
+
+
+def check_live(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
+    open_notebook(page, lab, notebook.stem)
+    run_all(page)
+    errors = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    tracebacks = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output").filter(has_text="Traceback").count()
+    if tracebacks:
+        failures.append(f"{notebook.stem}: a cell raised after Run All")
+    if not find_widget(page):
+        failures.append(f"{notebook.stem}: no live widget after Run All")
+        return
+    changed = move_widget(page, notebook.stem)
+    if not changed:
+        failures.append(f"{notebook.stem}: moving the widget changed nothing")
+    print(f"  {notebook.stem}: Run All done, widget moved, output changed: {changed} ({errors.count()} stderr outputs)",
+          flush=True)
+
+
+def shutdown_kernels(lab: Lab) -> None:
+    """Stop every kernel so that the next notebook starts clean (two cores)."""
+    with urllib.request.urlopen(lab.url("api/sessions"), timeout=10) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        request = urllib.request.Request(lab.url(f"api/sessions/{session['id']}"), method="DELETE")
+        urllib.request.urlopen(request, timeout=10).close()
+
+
+def check_book(browser, failures: list[str]) -> None:
+    """The static edition renders offline: figures load, widgets render, links resolve."""
+    index = BOOK / "index.html"
+    if not index.exists():
+        failures.append("build/book/index.html is missing (run `make book`)")
+        return
+    context = browser.new_context()
+    context.route("http://**/*", lambda route: route.abort())  # offline: only file:// may load
+    context.route("https://**/*", lambda route: route.abort())
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+    page.goto(index.as_uri())
+    links = page.locator("a[href$='.html']").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    if not links:
+        failures.append("book: the index links to no page")
+    page.screenshot(path=str(SHOTS / "book-index.png"))
+    pages = [p for p in links if (BOOK / p).exists()]
+    missing = [p for p in links if not (BOOK / p).exists()]
+    if missing:
+        failures.append(f"book: index links to missing pages {missing}")
+    widget_pages = [p for p in pages if has_widgets(ROOT / "notebooks" / p.replace(".html", ".ipynb"))]
+    figure_pages = [p for p in pages if stored_figures(ROOT / "notebooks" / p.replace(".html", ".ipynb")) > 1]
+    for name in dict.fromkeys(figure_pages[:1] + widget_pages[:1]):
+        page.goto((BOOK / name).as_uri())
+        page.wait_for_timeout(3000)
+        notebook = ROOT / "notebooks" / name.replace(".html", ".ipynb")
+        loaded = page.locator("img").evaluate_all("imgs => imgs.filter(i => i.complete && i.naturalWidth > 0).length")
+        wanted = stored_figures(notebook)
+        if loaded < wanted:
+            failures.append(f"book/{name}: {loaded} of {wanted} figures loaded")
+        if has_widgets(notebook):
+            rendered = page.locator(".jupyter-widgets.widget-container, .widget-slider, .widget-text, .widget-hbox, .widget-vbox").count()
+            if not rendered:
+                failures.append(f"book/{name}: saved widget state not rendered")
+        if page.get_by_text("Error displaying widget").count():
+            failures.append(f"book/{name}: 'Error displaying widget'")
+        page.screenshot(path=str(SHOTS / f"book-{name.replace('.html', '')}.png"), full_page=False)
+        print(f"  book/{name}: {loaded}/{wanted} figures", flush=True)
+    if requests:
+        failures.append(f"book: pages asked the network for {sorted(set(requests))[:5]}")
+    context.close()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", nargs="*", help="notebook stems to check (default: all)")
+    parser.add_argument("--skip-lab", action="store_true")
+    parser.add_argument("--skip-book", action="store_true")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.only:
+        notebooks = [nb for nb in notebooks if nb.stem in args.only]
+    failures: list[str] = []
+    started = time.monotonic()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        if not args.skip_lab:
+            lab = Lab()
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                print("stored notebooks in JupyterLab:", flush=True)
+                for notebook in notebooks:
+                    check_stored(page, lab, notebook, failures)
+                print("widgets after Run All:", flush=True)
+                for notebook in (nb for nb in notebooks if has_widgets(nb)):
+                    check_live(page, lab, notebook, failures)
+                    shutdown_kernels(lab)
+            finally:
+                lab.stop()
+        if not args.skip_book:
+            print("static edition, offline:", flush=True)
+            check_book(browser, failures)
+        browser.close()
+    print(f"browser check: {len(failures)} failure(s) in {time.monotonic() - started:.0f} s; "
+          f"screenshots in {SHOTS.relative_to(ROOT)}")
+    for failure in failures:
+        print("  FAILED", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
