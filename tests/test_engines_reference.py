@@ -13,6 +13,7 @@ import tokenizers
 import labkit
 from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
 from support.engines import loaded
+from support.vocabs import t5_gguf_vocab
 from labkit.core import TOKEN_NORMAL, EngineUnavailable, Encoding, LabkitError
 from labkit.engines import hf, mock, sentencepiece_engine, tiktoken_engine
 from labkit.engines.mock import mock_tokenizer, mock_vocab
@@ -126,22 +127,6 @@ def test_hf_build_errors_are_labkit_errors():
 def test_lone_surrogates_are_labkit_errors(name, engine):
     with pytest.raises(LabkitError):
         loaded(name, engine).encode("a\ud800b")
-
-
-def t5_gguf_vocab(src):
-    """A Unigram VocabData's arrays written under t5 GGUF keys and read back (no t5 GGUF is shipped)."""
-    import gguf
-
-    from labkit.formats.gguf import gguf_to_vocab
-
-    keys = gguf.Keys.Tokenizer
-    kv = {
-        keys.MODEL: "t5", keys.LIST: list(src.tokens), keys.TOKEN_TYPE: list(src.token_types),
-        keys.SCORES: list(src.scores), keys.UNK_ID: 0, keys.BOS_ID: 1, keys.EOS_ID: 2,
-        keys.ADD_PREFIX: True, keys.REMOVE_EXTRA_WS: True, keys.ADD_BOS: False,
-        keys.PRECOMPILED_CHARSMAP: list(src.normalizer["charsmap"]),
-    }
-    return gguf_to_vocab(kv, "synthetic-t5.gguf")
 
 
 def test_gguf_unigram_t5_is_served_like_the_model_file():

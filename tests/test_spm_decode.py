@@ -22,7 +22,7 @@ from support.engines import loaded
 from labkit.algorithms.spm_decode import SpmDecoder, bytes_all_or_nothing, default_style
 from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_USER_DEFINED, AddedToken, LabkitError, VocabData
 from labkit.engines import hf, labkit_spm_bpe, labkit_unigram, sentencepiece_engine
-from test_engines_reference import t5_gguf_vocab
+from support.vocabs import t5_gguf_vocab
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SPACE = "\u2581"

@@ -13,8 +13,9 @@ import pytest
 from labkit.streaming.decode_stream import DecodeStream
 from labkit.streaming.stop import StopSequenceConfig, StopSequenceDecoder
 
-from engine_pairs import tokenizer
-from test_streaming import PAIRS
+from support.engines import servable_pairs, tokenizer
+
+PAIRS = servable_pairs()  # every bundled vocabulary with every engine that serves it
 
 
 def silent_ids(tok) -> list[int]:
