@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from labkit.streaming.decode_stream import MAX_RUN_BYTES, DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.utf8 import byte_token_ids
 
-from engine_pairs import tokenizer
+from support.engines import tokenizer
 
 RUN_SENSITIVE = [("llama-spm", "labkit"), ("llama-spm", "hf")]
 

@@ -14,8 +14,9 @@ from labkit.bench.harness import corpus
 from labkit.streaming.decode_stream import DecodeStream, SimpleDecodeStream, run_sensitive_byte_ids
 from labkit.streaming.stop import StopStringMatcher, SuffixScanJail
 
-from engine_pairs import tokenizer
-from test_streaming import PAIRS
+from support.engines import servable_pairs, tokenizer
+
+PAIRS = servable_pairs()  # every bundled vocabulary with every engine that serves it
 
 EXTRA = ["Hello world, it's  a test.", "Été 🫨 中文 don't ( x ) !", "  two  spaces\n\tand a tab", "naïve café — 😀"]
 
