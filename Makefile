@@ -14,9 +14,9 @@ export MPLCONFIGDIR := $(CURDIR)/$(VENV)/matplotlib
 export PYTHONHASHSEED := 0
 export HF_HUB_DISABLE_TELEMETRY := 1
 # tests never reach the real Hub: a stray download fails at once on a closed local port
-test test-browser: export HF_ENDPOINT := http://127.0.0.1:9
+test test-browser check: export HF_ENDPOINT := http://127.0.0.1:9
 
-.PHONY: lab test test-browser book install notebooks clean
+.PHONY: lab test test-browser book check install notebooks clean
 
 install: $(STAMP)
 
@@ -40,6 +40,10 @@ JOBS ?= 2
 test: $(STAMP)
 	$(PY) -m pytest tests -q -n $(JOBS) --dist worksteal
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q -n $(JOBS) --dist loadscope
+
+# one notebook, checked as `make test` checks it: make check NB=04_wordpiece
+check: $(STAMP)
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks/$(NB).ipynb -q
 
 # the static edition: build/book/index.html and one page per notebook, readable offline
 book: $(STAMP)

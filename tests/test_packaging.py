@@ -73,3 +73,20 @@ def test_every_notebook_has_a_source_and_is_stored_executed():
         assert counts == sorted(counts), f"{stem}: executed out of order"
         first = "".join(next(c for c in nb["cells"] if c["cell_type"] == "code")["source"])
         assert "import labkit" in first and "__version__" in first, f"{stem}: first cell must import labkit"
+
+
+def test_nothing_links_outside_the_repository():
+    # a clone has no ../shared: the README, the package and the notebooks must stand alone
+    places = [ROOT / "README.md", *(ROOT / "labkit").rglob("*.py"), *(ROOT / "notebooks").rglob("*.py"),
+              *(ROOT / "notebooks").rglob("*.ipynb")]
+    offenders = [str(p.relative_to(ROOT)) for p in places if "../shared" in p.read_text(encoding="utf-8")]
+    assert not offenders
+
+
+def test_every_make_command_in_the_readme_is_a_target():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+(?: [\w-]+)*):", makefile, flags=re.M))
+    targets = {t for group in targets for t in group.split()}
+    asked = set(re.findall(r"`(?:PYTHON=\S+ )?make ([\w-]+)", readme))
+    assert asked and asked <= targets, asked - targets
