@@ -5,6 +5,9 @@ Each ``notebooks/src/NN_slug.py`` is a plain Python file split into cells by ``#
 varies, such as timings). This script turns it into ``notebooks/NN_slug.ipynb`` and executes
 it top to bottom in a fresh kernel, so every stored output is generated, never typed.
 
+Worked answers to the "Try it" exercises live apart: ``notebooks/src/solutions/NN_slug.py``
+becomes ``notebooks/solutions/NN_slug.ipynb`` the same way (nbval runs those too).
+
 Usage: python tools/make_notebook.py notebooks/src/02_bpe_byte_level.py [...]   (or --all)
 """
 from __future__ import annotations
@@ -64,10 +67,13 @@ def build(src: Path, timeout: int = 300) -> Path:
         cell.id = f"cell-{index:03d}"  # stable ids: a rebuild changes only what really changed
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    out = ROOT / "notebooks" / (src.stem + ".ipynb")
+    # notebooks/src/X.py -> notebooks/X.ipynb; notebooks/src/solutions/X.py -> notebooks/solutions/X.ipynb
+    folder = ROOT / "notebooks" / src.parent.relative_to(ROOT / "notebooks" / "src")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / (src.stem + ".ipynb")
     started = time.perf_counter()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / "notebooks")}})
+                            resources={"metadata": {"path": str(folder)}})
     client.execute()
     # keep the stored notebook free of run-specific metadata
     for cell in nb.cells:
@@ -80,7 +86,8 @@ def build(src: Path, timeout: int = 300) -> Path:
 def main(argv: list[str]) -> int:
     os.environ.setdefault("PYTHONHASHSEED", "0")
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    paths = sorted((ROOT / "notebooks" / "src").glob("*.py")) if argv == ["--all"] else [Path(a) for a in argv]
+    src = ROOT / "notebooks" / "src"
+    paths = sorted([*src.glob("*.py"), *src.glob("solutions/*.py")]) if argv == ["--all"] else [Path(a) for a in argv]
     if not paths:
         print(__doc__)
         return 2

@@ -23,6 +23,30 @@ Example: ``from labkit.exercises.tour import check_token_count``
 """
 from __future__ import annotations
 
+import re
+from typing import Any
+
+NOT_ANSWERED = "not answered yet"
+
+
+def unanswered(*answers: Any) -> bool:
+    """True (and prints ``not answered yet``) while an answer is still the stub ``None`` or ``...``.
+
+    Example: ``unanswered(...)`` prints ``not answered yet: replace ... with your answer`` -> True
+    """
+    if any(answer is None or answer is Ellipsis for answer in answers):
+        print(f"{NOT_ANSWERED}: replace ... with your answer")
+        return True
+    return False
+
+
+def spelling(name: Any) -> str:
+    """A name as a reader might spell it, reduced to compare: case, spaces, '-', '_' and '.' dropped.
+
+    Example: ``spelling("GPT-2") == spelling("gpt2")`` -> True
+    """
+    return re.sub(r"[\s_.\-]+", "", str(name)).casefold()
+
 
 def verdict(ok: bool, hint: str) -> bool:
     """Print ``right``, or ``wrong: <hint>``; return ``ok``.
