@@ -14,6 +14,7 @@ Example: ``SafeBoundaries(tok).cut_points("<|im_start|>user\\nhi<|im_end|>")`` -
 """
 from __future__ import annotations
 
+import re
 import weakref
 
 from labkit.algorithms.specials import AddedTokenSplitter
@@ -25,7 +26,7 @@ _PROBES = ("", "a", " hello", "x1 ", "\n", "héllo wörld ", "  ", "12", "Hello"
 
 def _overlaps(a: str, b: str) -> bool:
     """True if spellings a and b can overlap in a text (one contains the other, or a suffix
-    of one is a prefix of the other)."""
+    of one is a prefix of the other). The pairwise definition; ``_overlapping`` is the fast one."""
     if a in b or b in a:
         return True
     return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
@@ -36,7 +37,44 @@ def _overlaps_itself(spelling: str) -> bool:
     return any(spelling.endswith(spelling[:k]) for k in range(1, len(spelling)))
 
 
-# probing costs a few hundred encodes; done once per tokenizer object
+# a special longer than this is never a cut point (and its overlap checks stay bounded)
+MAX_CUT_SPELLING = 64
+
+
+def _overlapping(candidates: list[str], spellings: list[str]) -> set[str]:
+    """The candidates that overlap another spelling or themselves, in time linear in the
+    total length of the spellings (sets of prefixes and suffixes instead of all pairs).
+
+    Example: ``_overlapping(["ab]"], ["ab]", "]cd"])`` -> ``{"ab]"}``
+    """
+    distinct = set(spellings)
+    candidate_set = set(candidates)
+    widths = sorted({len(c) for c in candidate_set})
+    bad: set[str] = set()
+    # containment: windows of every spelling with a candidate's width
+    for spelling in distinct:
+        for width in widths:
+            if width > len(spelling):
+                break
+            for i in range(len(spelling) - width + 1):
+                window = spelling[i : i + width]
+                if window in candidate_set and window != spelling:
+                    bad.add(window)  # a candidate inside a longer spelling
+                    if spelling in candidate_set:
+                        bad.add(spelling)
+    # partial overlap: a proper suffix of one spelling is a proper prefix of another (or itself)
+    heads, tails = set(), set()
+    for spelling in distinct:
+        for k in range(1, min(len(spelling), MAX_CUT_SPELLING)):
+            heads.add(spelling[:k])
+            tails.add(spelling[-k:])
+    for candidate in candidate_set:
+        if any(candidate[-k:] in heads or candidate[:k] in tails for k in range(1, len(candidate))):
+            bad.add(candidate)
+    return bad
+
+
+# probing costs encodes; done once per tokenizer object
 _SAFE_BY_TOKENIZER: "weakref.WeakKeyDictionary[Tokenizer, list[AddedToken]]" = weakref.WeakKeyDictionary()
 
 
@@ -58,15 +96,41 @@ def _find_safe_added_tokens(tok: Tokenizer) -> list[AddedToken]:
     added = list(getattr(getattr(tok, "vocab", None), "added_tokens", []) or [])
     candidates = [
         a for a in added
-        if a.special and not a.normalized and not a.lstrip and not a.rstrip and not a.single_word and a.content
+        if a.special and not a.normalized and not a.lstrip and not a.rstrip and not a.single_word
+        and a.content and len(a.content) <= MAX_CUT_SPELLING
     ]
-    spellings = [a.content for a in added]
-    by_flags = [
-        a for a in candidates
-        if not any(other != a.content and _overlaps(a.content, other) for other in spellings)
-        and not _overlaps_itself(a.content)
-    ]
-    return [a for a in by_flags if _cuts_cleanly(tok, a)]
+    bad = _overlapping([a.content for a in candidates], [a.content for a in added if a.content])
+    by_flags = list({a.content: a for a in candidates if a.content not in bad}.values())
+    return _probe_all(tok, by_flags)
+
+
+def _probe_all(tok: Tokenizer, tokens: list[AddedToken]) -> list[AddedToken]:
+    """The tokens that cut cleanly, probed in batches: one encode per probe context covers a
+    whole batch (linear in the number of tokens); a batch that fails is split in two."""
+    if not tokens:
+        return []
+    if len(tokens) == 1:
+        return tokens if _cuts_cleanly(tok, tokens[0]) else []
+    if _batch_cuts_cleanly(tok, tokens):
+        return tokens
+    half = len(tokens) // 2
+    return _probe_all(tok, tokens[:half]) + _probe_all(tok, tokens[half:])
+
+
+def _batch_cuts_cleanly(tok: Tokenizer, tokens: list[AddedToken]) -> bool:
+    """For each probe text m: m + t1 + m + t2 + ... + tn + m encodes as its pieces do. Each m
+    stands on both sides of every token; the pairs of different sides are left to
+    ``_cuts_cleanly``, which a token meets when its batch fails."""
+    for middle in _PROBES:
+        text = middle + "".join(a.content + middle for a in tokens)
+        piece = tok.encode(middle).ids if middle else []
+        pieces = list(piece)
+        for a in tokens:
+            pieces.append(a.id)
+            pieces += piece
+        if tok.encode(text).ids != pieces:
+            return False
+    return True
 
 
 def _cuts_cleanly(tok: Tokenizer, token: AddedToken) -> bool:
@@ -79,6 +143,31 @@ def _cuts_cleanly(tok: Tokenizer, token: AddedToken) -> bool:
     return True
 
 
+def _trie_pattern(spellings: list[str]) -> str:
+    """One regular expression for a set of spellings, as a trie of alternations (a shared
+    head is matched once), so scanning a text costs about one pass whatever their number."""
+    trie: dict = {}
+    for spelling in spellings:
+        node = trie
+        for char in spelling:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        branches = [re.escape(char) + build(child) for char, child in sorted(node.items()) if char]
+        if "" in node:
+            branches.append("")
+        if len(branches) == 1:
+            return branches[0]
+        return "(?:" + "|".join(branches) + ")"
+
+    return build(trie)
+
+
+# up to this many safe spellings, cut points are found with str.find, one scan per spelling
+_FIND_AT_MOST = 8
+
+
 class SafeBoundaries:
     """Finds the cut points (char offsets right after a safe special token) in a text.
 
@@ -89,20 +178,23 @@ class SafeBoundaries:
         self.tokens = safe_added_tokens(tok)
         self.ids = frozenset(a.id for a in self.tokens)
         self._spellings = sorted({a.content for a in self.tokens})
-        # split with every added token so an unsafe one is never mistaken for a safe one
-        all_added = list(getattr(getattr(tok, "vocab", None), "added_tokens", []) or [])
-        self._splitter = AddedTokenSplitter(all_added)
+        # safe spellings neither overlap nor contain each other: every match is a cut
+        self._pattern = re.compile(_trie_pattern(self._spellings)) if self._spellings else None
+        self._added = list(getattr(getattr(tok, "vocab", None), "added_tokens", []) or [])
+        self._splitter = None
 
     def cut_points(self, text: str, parse_special: bool = True) -> list[int]:
         """Offsets just after each safe special token in ``text`` (none when specials are text).
 
         A safe spelling overlaps no other added token's spelling nor itself, so each of its
-        occurrences is a match the added-token splitter would make too: ``str.find`` finds
-        them at C speed (``cut_points_by_splitting`` is the slow reference).
+        occurrences is a match the added-token splitter would make too: one scan with a
+        trie-shaped pattern finds them (``cut_points_by_splitting`` is the slow reference).
         """
-        if not parse_special or not self.ids:
+        if not parse_special or self._pattern is None:
             return []
-        ends = []
+        if len(self._spellings) > _FIND_AT_MOST:
+            return [match.end() for match in self._pattern.finditer(text)]
+        ends = []  # a few spellings: str.find scans faster than the pattern
         for spelling in self._spellings:
             width = len(spelling)
             start = text.find(spelling)
@@ -116,4 +208,6 @@ class SafeBoundaries:
         """The same cut points, found by running the full added-token splitter."""
         if not parse_special or not self.ids:
             return []
+        if self._splitter is None:  # split with every added token: an unsafe one is never a cut
+            self._splitter = AddedTokenSplitter(self._added)
         return [end for _, end, token_id in self._splitter.split(text, True) if token_id in self.ids]
