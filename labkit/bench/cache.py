@@ -1,14 +1,19 @@
-"""``python -m labkit.bench cache``: ops/s uncached vs L0, L1 and L0+L1 on each workload.
+"""``python -m labkit.bench cache``: requests/s uncached vs L0, L1 and L0+L1 on each workload,
+the cache's own cost per hit next to the suffix encode it cannot avoid, and the cost of a
+miss that reuses nothing.
 
-Each configuration starts cold and encodes the workload's prompts in arrival order, the
-way a router sees them (median of ``--repeat`` passes); every cached output is compared
-with the uncached one in a separate, untimed pass.
+Each repeat times one cold pass per configuration (uncached included) in a rotating order,
+so every configuration sees the same machine load (A/B interleaved); the figures are
+medians of ``--repeat`` passes in CPU time (``time.process_time``). Every cached output is
+compared with the uncached one in a separate, untimed pass.
 
 Example: ``python -m labkit.bench cache --requests 100``
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 
 from labkit.bench.harness import table
@@ -23,24 +28,32 @@ CONFIGS = {
 
 
 def _pass_seconds(encode, prompts) -> float:
-    """One pass over the prompts, results dropped at once as a router does once it has sent them."""
-    started = time.perf_counter()
+    """CPU seconds of one pass over the prompts, results dropped at once as a router does."""
+    started = time.process_time()
     for prompt in prompts:
         encode(prompt)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
+    return statistics.median(values)
+
+
+def _timed_passes(tok, prompts, repeat: int) -> dict[str, float]:
+    """Median CPU seconds per configuration, each repeat running all of them in a rotated order."""
+    labels = ["uncached", *CONFIGS]
+    seconds: dict[str, list[float]] = {label: [] for label in labels}
+    for index in range(repeat):
+        order = labels[index % len(labels):] + labels[: index % len(labels)]
+        for label in order:
+            encode = tok.encode if label == "uncached" else CachedTokenizer(tok, CONFIGS[label]).encode
+            seconds[label].append(_pass_seconds(encode, prompts))
+    return {label: _median(values) for label, values in seconds.items()}
 
 
 def run(name: str = "qwen2", engine: str = "hf", n_requests: int = 200, seed: int = 0,
-        workloads=WORKLOADS, repeat: int = 3) -> list[dict]:
-    """One row per workload: ops/s per configuration, hit rates, speedups, identical output.
-
-    Timed passes drop their results; a separate untimed pass per configuration (cold, same
-    order) checks that every cached Encoding equals the uncached one.
-    """
+        workloads=WORKLOADS, repeat: int = 5) -> list[dict]:
+    """One row per workload: requests/s per configuration, speedups, hit rates, identical output."""
     import labkit
 
     tok = labkit.load(name, engine=engine)
@@ -49,23 +62,22 @@ def run(name: str = "qwen2", engine: str = "hf", n_requests: int = 200, seed: in
         workload = make_workload(workload_name, seed=seed, n_requests=n_requests)
         prompts = workload.prompts
         reference = [tok.encode(p) for p in prompts]
-        uncached = _median([_pass_seconds(tok.encode, prompts) for _ in range(repeat)])
+        medians = _timed_passes(tok, prompts, repeat)
         row = {
             "workload": workload_name,
             "requests": len(prompts),
             "prefix_share": workload.shared_prefix_fraction(),
-            "uncached_ops": len(prompts) / uncached,
+            "uncached_ops": len(prompts) / medians["uncached"],
         }
         identical = True
         for label, config in CONFIGS.items():
-            seconds = _median([_pass_seconds(CachedTokenizer(tok, config).encode, prompts) for _ in range(repeat)])
             cached = CachedTokenizer(tok, config)  # cold again, for the check and the counts
             for prompt, want in zip(prompts, reference):
                 got = cached.encode(prompt)
                 identical &= got.ids == want.ids and got.offsets == want.offsets and got.tokens == want.tokens
             stats = cached.stats()
-            row[f"{label}_ops"] = len(prompts) / seconds
-            row[f"{label}_x"] = uncached / seconds
+            row[f"{label}_ops"] = len(prompts) / medians[label]
+            row[f"{label}_x"] = medians["uncached"] / medians[label]
             if label == "L0+L1":
                 row["L0_hit"] = stats["l0"]["hit_rate"]
                 row["L1_hit"] = stats["l1"]["hit_rate"]
@@ -79,16 +91,54 @@ def run(name: str = "qwen2", engine: str = "hf", n_requests: int = 200, seed: in
     return rows
 
 
+def hit_overhead(name: str = "qwen2", engine: str = "hf", n_requests: int = 200, seed: int = 0,
+                 config: CacheConfig = CONFIGS["L1"]) -> dict:
+    """Customer-service shape: per request, the suffix the cache must encode anyway and the
+    whole cached call, timed back to back (A/B); medians in microseconds of CPU time."""
+    import labkit
+
+    tok = labkit.load(name, engine=engine)
+    prompts = make_workload("customer_service", seed=seed, n_requests=n_requests + 1).prompts
+    cached = CachedTokenizer(tok, config)
+    cached.encode(prompts[0])  # the shared system prompt is cached: every later request is a hit
+    suffix_us, hit_us = [], []
+    for index, prompt in enumerate(prompts[1:]):
+        cuts = cached.boundaries.cut_points(prompt)
+        node, _ = cached.l1.longest(cached.fingerprint, prompt, cuts)
+        suffix = prompt[node.end:] if node is not None else prompt
+        pair = [("suffix", lambda: tok.encode(suffix)), ("hit", lambda: cached.encode(prompt))]
+        for label, call in (pair if index % 2 else pair[::-1]):
+            started = time.process_time_ns()
+            call()
+            (suffix_us if label == "suffix" else hit_us).append((time.process_time_ns() - started) / 1e3)
+    suffix_median, hit_median = _median(suffix_us), _median(hit_us)
+    return {"suffix_us": suffix_median, "hit_us": hit_median, "overhead_us": hit_median - suffix_median,
+            "overhead_share": (hit_median - suffix_median) / suffix_median, "requests": len(hit_us)}
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.bench cache", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m labkit.bench cache", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", default="qwen2", help="bundled tokenizer (default qwen2)")
     parser.add_argument("--engine", default="hf", help="engine behind the cache (default hf)")
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes per configuration (median)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.requests < 2 or args.repeat < 1:
+        parser.error("--requests must be >= 2 and --repeat >= 1")
+    print(f"tokenization cache over engine={args.engine} on {args.name}, {args.requests} requests per workload, "
+          f"CPU time, median of {args.repeat} interleaved passes, load average {os.getloadavg()[0]:.2f}")
     rows = run(args.name, args.engine, args.requests, args.seed, repeat=args.repeat)
-    print(f"tokenization cache over engine={args.engine} on {args.name}, {args.requests} requests per workload")
     print(table(rows, ["workload", "prefix_share", "uncached_ops", "L0_ops", "L1_ops", "L0+L1_ops",
                        "L0_x", "L1_x", "L0+L1_x", "L0_hit", "L1_hit", "L1_reuse", "identical"]))
+    for label in ("L1", "L0+L1"):
+        cost = hit_overhead(args.name, args.engine, args.requests, args.seed, CONFIGS[label])
+        print(f"{label} hit on customer_service: {cost['hit_us']:.1f} us per request, of which the suffix encode "
+              f"{cost['suffix_us']:.1f} us; the cache's own work {cost['overhead_us']:.1f} us "
+              f"= {cost['overhead_share']:.0%} of the suffix encode (median of {cost['requests']} A/B pairs)")
+    no_reuse = next(r for r in rows if r["workload"] == "no_reuse")
+    for label in CONFIGS:
+        print(f"{label} on no_reuse (every request a miss): {1 / no_reuse[f'{label}_x']:.3f}x the uncached time")
+    print(f"load average after the run: {os.getloadavg()[0]:.2f}")
     return 0 if all(r["identical"] for r in rows) else 1

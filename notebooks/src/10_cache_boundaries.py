@@ -103,32 +103,49 @@ print("every cut point leaves the ids unchanged")
 # ## 3. The design: L0 and L1
 #
 # - **L0** maps the exact `(text, add_special_tokens, parse_special)` to its Encoding.
-#   Bounded by entries, LRU, thread-safe. Perfect for retries and identical prompts.
-# - **L1** maps a blake3 digest of each *prefix that ends at a safe cut* to the ids of
-#   that prefix. On a request it finds the cut points, hashes the prefixes in one pass
-#   (the hasher is copied at each cut), looks up the longest cached one, tokenizes only
-#   the rest in one call, split at the cuts, and stores the new prefixes: all of them on a
-#   miss, only the deepest on a partial hit (the one the next turn of a conversation
-#   extends). An entry holds only the ids it adds to its parent prefix, so a long
-#   conversation shares its earlier turns instead of copying them. `add_special_tokens` is
-#   applied once, around the whole result. Bounded by bytes: each entry is charged its whole
-#   prefix (prefix bytes plus ids), so the bound holds however entries share.
-# - Keys are made with blake3 **keyed by the tokenizer's fingerprint** (vocab, merges,
-#   normaliser, specials), so a shared store never gives one tokenizer another's ids.
+#   LRU, thread-safe, bounded by entries *and* by bytes. It keeps what L1 could not serve
+#   (a prompt L1 served costs little to serve again), and it remembers which text lengths
+#   it holds, so a lookup for any other length is skipped without hashing the text.
+# - **L1** is a tree of text *segments*: each node is the text between two consecutive
+#   safe cuts, with the ids, tokens and offsets that segment encodes to. A prompt walks
+#   down from the root one cut at a time; a child is found by the segment's length and its
+#   first and last characters, then confirmed by comparing the prompt's text in place. So a
+#   hit is exact (no digest that could collide) and hashing the prefix is not needed at all.
+#   The rest is tokenized in one call, split at the remaining cuts, and each new segment
+#   becomes a node. A conversation that grows turn by turn shares its earlier turns.
+#   `add_special_tokens` is applied once, around the whole result.
+# - **Memory is measured, not estimated**: each entry is charged what `sys.getsizeof` says
+#   its text, ids, token strings and offset pairs occupy (the tests check the real total
+#   with `tracemalloc`: within 1.25x of the limit on every engine). Eviction removes a node
+#   with everything below it, so nothing unreachable stays alive, and no single entry or
+#   request may take more than 1/8 of a level, so one huge prompt cannot flush the cache.
+# - Each tokenizer has its own root, found by its **fingerprint** (a blake3 digest of vocab,
+#   merges, normaliser, specials), so a shared store never gives one tokenizer another's ids.
+
+# %% [markdown]
+# The prompt below, cut at its safe points: each numbered arrow marks a cut; the nodes of
+# the L1 path are the segments between them.
 
 # %%
-fig, ax = plt.subplots(figsize=(10, 2.6))
-ax.set_xlim(0, len(prompt)); ax.set_ylim(0, 3); ax.axis("off")
-ax.barh(2.2, len(prompt), height=0.5, color="#dddddd")
-ax.text(0, 2.75, "a realistic-chat prompt (characters)", fontsize=9)
-previous = 0
-for i, cut in enumerate(cuts):
-    ax.barh(1.2, cut, height=0.5, left=0, color=plt.cm.Blues(0.3 + 0.6 * i / len(cuts)), alpha=0.5)
-    ax.axvline(cut, color="black", lw=0.8, ls=":")
-    ax.text(cut, 0.55, f"cut {i}\n@{cut}", fontsize=8, ha="center")
-ax.text(0, 1.6, "L1 prefixes, one entry per safe cut (the longest cached one is reused)", fontsize=9)
-ax.text(len(prompt), 2.2, "  suffix tokenized\n  on a hit", fontsize=8, va="center")
+import numpy as np
+
+fig, ax = plt.subplots(figsize=(10, 3.2))
+ax.set_xlim(-0.02 * len(prompt), 1.02 * len(prompt)); ax.set_ylim(-0.4, 3.2); ax.axis("off")
+ax.barh(2.4, len(prompt), height=0.45, color="#dddddd")
+ax.text(0, 2.85, f"a realistic-chat prompt, {len(prompt):,} characters", fontsize=9)
+starts = [0, *cuts]
+for i, (start, end) in enumerate(zip(starts, cuts)):
+    ax.barh(1.5, end - start, height=0.45, left=start, color=plt.cm.Blues(0.35 + 0.5 * i / len(cuts)),
+            edgecolor="white")
+ax.barh(1.5, len(prompt) - cuts[-1], height=0.45, left=cuts[-1], color="#f4a261")
+ax.text(0, 1.95, "L1 nodes: one segment per safe cut (blue); the rest is tokenized on a hit (orange)", fontsize=9)
+# labels spread evenly along the bottom, each with an arrow to its cut, so they never overlap
+label_x = np.linspace(0.08, 0.92, len(cuts)) * len(prompt)
+for i, (cut, x) in enumerate(zip(cuts, label_x)):
+    ax.annotate(f"cut {i + 1}\nat char {cut:,}", xy=(cut, 1.27), xytext=(x, 0.15), fontsize=8, ha="center",
+                arrowprops=dict(arrowstyle="->", lw=0.7, color="black"))
 plt.show()
+assert len(cuts) == len(set(np.round(label_x)))  # one distinct label position per cut
 
 # %% [markdown]
 # ## 4. Workloads, hit rates and speedups
@@ -138,6 +155,9 @@ plt.show()
 # service), conversations re-sent turn by turn (multi-turn), a shared code context (code
 # review), and a no-reuse baseline. For each, the same prompts are encoded uncached, with
 # L0, with L1 and with both, each starting cold; the outputs are compared with uncached.
+# The timings are CPU time, five passes per configuration run in a rotating order (so each
+# sees the same machine load), and the median is kept: one pass is not enough on a shared
+# machine, where a single figure swings by tens of percent.
 
 # %%
 for name in WORKLOADS:
@@ -147,7 +167,7 @@ for name in WORKLOADS:
 
 # %% tags=["nbval-ignore-output"]
 from labkit.bench.cache import run
-results = pd.DataFrame(run("qwen2", "hf", n_requests=60, repeat=1)).set_index("workload")
+results = pd.DataFrame(run("qwen2", "hf", n_requests=30, repeat=5)).set_index("workload")
 results.round(3)
 
 # %%
@@ -162,10 +182,17 @@ hit
 # Note the last row: L1's *hit rate* on the no-reuse baseline is high, because every prompt
 # starts with `<|im_start|>` and that one-token prefix is always cached. The share of
 # tokens served from the cache (`L1_reuse`) is the honest measure: near zero there.
+#
+# L0 is zero everywhere in the `L0+L1` column: L0 keeps only what L1 could not serve, and
+# L1 serves every prompt here after the first (it shares at least its system prompt).
 
 # %% [markdown]
 # The hit rates above are deterministic (they depend only on the prompts); the speedups
-# below are timings from this run, on a 2-core machine.
+# below are timings from this run, on a shared 2-core machine.
+#
+# L0 on its own only pays off on exact repeats: realistic chat repeats one question in
+# four, the other workloads never send the same prompt twice, so L0 alone costs its store
+# and wins nothing there (a ratio at or just under 1.0x is the expected result, not noise).
 
 # %% tags=["nbval-ignore-output"]
 ax = results[["L0_x", "L1_x", "L0+L1_x"]].plot.bar(figsize=(9, 3.5), logy=True, rot=0)
@@ -176,42 +203,81 @@ plt.show()
 assert results.loc["code_review", "L1_x"] > 2  # measured ~15-20x; a wide margin
 
 # %% [markdown]
+# ### Beside the router's figures
+#
+# The design follows the two-level cache of SGLang's router
+# ([sgl-project/sglang#11688](https://github.com/sgl-project/sglang/pull/11688), Rust, Qwen3
+# tokenizer). Its pull request reports the table on the left; our workloads are shaped
+# after its scenarios, with the configuration it names per row. The router's baseline
+# encodes at 940 requests/s and its cache work is compiled code; here both the baseline
+# (`tokenizers` through labkit's wrapper) and the cache (Python) differ, so the ratios,
+# not the absolute rates, are what compare.
+
+# %% tags=["nbval-ignore-output"]
+router = pd.DataFrame([
+    ("Realistic Chat", "L0+L1", "realistic_chat", 18.2, 0.992),
+    ("Customer Service", "L1", "customer_service", 22.7, 0.889),
+    ("Customer Service", "L0+L1", "customer_service", 21.1, 0.875),
+    ("Multi-turn Conversation", "L0+L1", "multi_turn", 4.3, 0.667),
+    ("Code Review", "L0+L1", "code_review", 21.1, 0.750),
+], columns=["router scenario", "config", "workload", "router speedup", "router L1 hit rate"])
+router["labkit speedup (this run)"] = [round(results.loc[w, f"{c}_x"], 1) for w, c in zip(router.workload, router.config)]
+router["labkit L1 hit rate"] = [round(results.loc[w, "L1_hit"], 3) for w in router.workload]
+router["labkit L1 token reuse"] = [round(results.loc[w, "L1_reuse"], 3) for w in router.workload]
+router
+
+# %% [markdown]
 # ## 5. Memory versus hit rate
 #
-# L1 stores the ids of every prefix ending at a cut. With less memory, older prefixes are
-# evicted and the multi-turn workload (long, growing histories) loses its hits first.
+# L1 stores the segments of every prompt. With less memory, older segments are evicted and
+# the multi-turn workload (long, growing histories) loses its reuse first.
 
 # %%
 from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
 
 multi = make_workload("multi_turn", n_requests=60)
 budget_rows = []
-for kib in (16, 64, 256, 1024, 4096):
+for kib in (16, 256, 1024, 4096, 16384):
     cached = CachedTokenizer(qwen, CacheConfig(enable_l1=True, l1_max_memory=kib * 1024))
     for p in multi.prompts:
         cached.encode(p)
     stats = cached.stats()
+    reused, encoded = stats["prefix_tokens_reused"], stats["tokens_encoded"]
     budget_rows.append({"L1 budget (KiB)": kib, "hit rate": round(stats["l1"]["hit_rate"], 3),
+                        "share of tokens reused": round(reused / (reused + encoded), 3),
                         "entries": stats["l1"]["entries"], "evictions": stats["l1"]["evictions"],
-                        "tokens reused": stats["prefix_tokens_reused"],
-                        "tokens encoded": stats["tokens_encoded"]})
+                        "refused (over 1/8 of the budget)": stats["l1"]["refused"]})
 budget = pd.DataFrame(budget_rows)
-assert budget["tokens reused"].is_monotonic_increasing
+assert budget["share of tokens reused"].is_monotonic_increasing
+assert budget["hit rate"].nunique() == 1  # the same hit rate at every budget
 budget
+
+# %% [markdown]
+# The hit rate does not move while the reuse goes from almost nothing to most of the
+# tokens. A lookup counts as a hit when it finds *any* cached prefix, and every prompt
+# starts with `<|im_start|>`: that one-token node is shared by everything below it, so it
+# is the most recently used node and the last one evicted. At 16 KiB it is the only node
+# (a system-prompt segment needs more than 1/8 of the budget and is refused), yet every
+# lookup "hits" it. An earlier version of this cache evicted entries without regard to
+# who depended on them; the lone `<|im_start|>` entry then came and went with the traffic
+# and the hit rate read 0.983, then 0.517, then 0.983 as the budget grew. The number to
+# watch is the share of tokens reused; the hit rate only says that prompts share a start.
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))
-share = budget["tokens reused"] / (budget["tokens reused"] + budget["tokens encoded"])
-ax.plot(budget["L1 budget (KiB)"], share, marker="o")
-ax.set_xscale("log"); ax.set_xlabel("L1 budget (KiB)"); ax.set_ylabel("share of tokens reused")
-ax.set_title("multi-turn: memory buys reuse")
+ax.plot(budget["L1 budget (KiB)"], budget["share of tokens reused"], marker="o", label="share of tokens reused")
+ax.plot(budget["L1 budget (KiB)"], budget["hit rate"], marker="s", ls="--", label="hit rate")
+ax.set_xscale("log"); ax.set_xlabel("L1 budget (KiB)"); ax.set_ylim(0, 1.05)
+ax.set_title("multi-turn: memory buys reuse, not hits"); ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
 # ## 6. The cost of a miss and of a hit
 #
-# A miss tokenizes everything and inserts one entry per cut; a hit hashes the prefixes,
-# finds the longest and tokenizes only the suffix.
+# A miss tokenizes everything and inserts one node per cut; a hit walks the tree, comparing
+# the prompt with each stored segment in place, and tokenizes only the suffix.
+# `python -m labkit.bench cache` also prints the cache's own work per hit next to the
+# suffix encode, and the cost of a miss that reuses nothing.
 
 # %% tags=["nbval-ignore-output"]
 import timeit
@@ -237,7 +303,7 @@ pd.Series({k: f"{v * 1e3:.3f} ms" for k, v in timings.items()})
 #    that does not: `check_cut(text, cut, changes=True/False)`.
 # 2. Why is a cut *before* `<|im_start|>` exactly as safe as one after it? Show it with
 #    `check_cut_before_special(a, b)` for a text `b` that starts with `<|im_start|>`.
-# 3. Shrink `l1_max_memory` until realistic chat stops hitting. How many bytes is one L1
+# 3. Shrink `l1_max_memory` until realistic chat stops reusing its system prompt. How many bytes is one L1
 #    entry for the realistic-chat prompt above? `check_entry_size(prompt, answer)`.
 
 # %%
@@ -261,7 +327,8 @@ assert check_cut_before_special("You are helpful.", "<|im_start|>user\nhi")
 # - BPE ids of a text are not the ids of its parts: most character cut points change them.
 # - Right after a special token that is matched on raw text, the two sides are tokenized
 #   independently, so cutting there is exact; labkit keeps only such tokens and probes them.
-# - L0 (exact text) and L1 (longest prefix at a safe cut, blake3 keyed by the tokenizer's
-#   fingerprint, LRU by bytes) return exactly what the uncached engine returns.
+# - L0 (exact text) and L1 (a tree of segments between safe cuts, one root per tokenizer
+#   fingerprint, LRU by measured bytes) return exactly what the uncached engine returns.
+# - Hit rate counts any shared start; the share of tokens reused is what memory buys.
 # - On chat-shaped traffic, most of each prompt is a cached prefix, and the cost of a
 #   request becomes the cost of its new suffix.
