@@ -4,11 +4,11 @@ The templates themselves are found by the readers when a vocabulary is loaded
 (``labkit/formats/hf_config.py``, in transformers' order of priority) and stored on the
 vocabulary; this module only chooses among them, as transformers does: a name asked for,
 else ``tool_use`` when tools are given, else ``default``. When a tokenizer has no template,
-labkit refuses with :class:`ChatTemplateError` (a generic format is used only when asked for
-by name with ``fallback="chatml"``; SGLang, by contrast, silently falls back to one).
+labkit refuses with :class:`ChatTemplateError`; a generic format is used only when asked for
+by name with ``fallback="chatml"``.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``find_chat_templates(labkit.load("qwen2")).pick()[:16]`` -> ``'{%- if tools %}\\n'``
+Example: ``find_chat_templates(labkit.load("qwen2")).pick()[:17]`` -> ``'{% for message in'``
 """
 from __future__ import annotations
 
