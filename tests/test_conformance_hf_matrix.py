@@ -187,3 +187,15 @@ def test_unimplemented_component_never_served_by_labkit(tmp_path):
     ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert type(tok).__name__ == "PipelineTokenizer"
     assert tok.encode("abc 12345 x").ids == ref.encode("abc 12345 x", add_special_tokens=False).ids
+
+
+def test_notebook_14_checkers(capsys):
+    from labkit.exercises.conformance import check_default_engine, check_refused_component
+
+    by_name = {c.name: c for c in all_cases(["hf"])}
+    assert check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
+    assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
+    assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "pre_tokenizer UnicodeScripts")
+    assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "none")
+    assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")
+    assert "right" in capsys.readouterr().out

@@ -295,6 +295,7 @@ def _case(name: str, base: str, *, texts=(), **parts) -> ConfigCase:
     specials = tuple(e["content"] for e in doc["added_tokens"])
 
     def build(folder: Path, text=text) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
         path = folder / "tokenizer.json"
         path.write_text(text, encoding="utf-8")
         return path

@@ -131,8 +131,9 @@ def _compare(tok, texts, answers, compare_offsets: bool) -> tuple[int, list[str]
 
 
 def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_ENGINES,
-             texts: Sequence[str] | None = None) -> list[Cell]:
-    """Build one configuration under ``workdir`` and compare every engine with the reference.
+             texts: Sequence[str] | None = None, *, botchan: int = 40) -> list[Cell]:
+    """Build one configuration under ``workdir`` and compare every engine with the reference
+    (on ``texts``, else the mixed corpus with ``botchan`` lines of the novel).
 
     Example: ``[c.status for c in run_case(case, Path("/tmp/m"))]`` -> ``['refused', 'exact', 'exact']``
     """
@@ -141,7 +142,7 @@ def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_E
     path = case.build(folder)
     reference = case.reference(path)
     if texts is None:
-        texts = mixed_corpus(case.specials)
+        texts = mixed_corpus(case.specials, botchan=botchan)
     texts = list(dict.fromkeys([*texts, *case.texts]))
     answers = _reference_answers(reference, texts)
     cells = []
@@ -164,7 +165,7 @@ def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_E
 
 
 def run_matrix(cases: Sequence[ConfigCase], workdir: Path, engines: Sequence[str] = DEFAULT_ENGINES,
-               texts: Sequence[str] | None = None) -> MatrixResult:
+               texts: Sequence[str] | None = None, *, botchan: int = 40) -> MatrixResult:
     """Every configuration x every engine (see :func:`run_case`).
 
     Example: ``run_matrix(all_cases(["hf"]), Path("/tmp/m")).summary()["differs"]`` -> ``0``
@@ -172,7 +173,7 @@ def run_matrix(cases: Sequence[ConfigCase], workdir: Path, engines: Sequence[str
     started = time.perf_counter()
     result = MatrixResult(engines=tuple(engines))
     for case in cases:
-        cells = run_case(case, workdir, engines, texts)
+        cells = run_case(case, workdir, engines, texts, botchan=botchan)
         result.cells.extend(cells)
         result.strings += max((c.strings for c in cells), default=0)
     result.seconds = time.perf_counter() - started

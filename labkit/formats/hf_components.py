@@ -90,8 +90,13 @@ def check_components(doc: dict, source: str) -> None:
                     raise FormatError(f"{source}: {kind} {name} regex {text[:60]!r} does not compile ({exc})") from None
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _describe(part: dict) -> str:
-    options = ", ".join(f"{k}={v!r}" for k, v in part.items() if k not in ("type", "pattern", "vocab", "merges"))
+    options = ", ".join(f"{k}={_short(v)}" for k, v in part.items() if k not in ("type", "pattern", "vocab", "merges"))
     return f"{part.get('type')}({options})" if options else str(part.get("type"))
 
 
