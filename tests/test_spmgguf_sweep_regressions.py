@@ -57,3 +57,47 @@ def test_tiktoken_engine_refuses_a_split_that_skips_text():
     path = write_pre_gguf("bloom", __import__("pathlib").Path(__import__("tempfile").mkdtemp()) / "bloom.gguf")
     with pytest.raises(labkit.LabkitError, match="bloom.*unmatched"):
         labkit.load(path, engine="tiktoken")
+
+
+def _byte_level_json_missing_bytes(folder, missing=(0x0B, 0xF1, 0xF2)):
+    """A trained byte-level BPE tokenizer.json without some single-byte tokens, plus added
+    tokens spelled with byte-alphabet chars (À Á õ ü stand for bytes 0xC0 0xC1 0xF5 0xFC)."""
+    from tokenizers import AddedToken, decoders
+
+    from labkit.algorithms.bytes_unicode import bytes_to_unicode
+    from labkit.conformance.gguf_pretypes import trained_byte_level_bpe
+
+    tokens, merges = trained_byte_level_bpe()
+    drop = {bytes_to_unicode()[b] for b in missing}
+    vocab = {t: i for i, t in enumerate(t for t in tokens if t not in drop)}
+    pairs = [tuple(m.split(" ", 1)) for m in merges
+             if not set(m.split(" ", 1)) & drop and m.replace(" ", "", 1) in vocab]
+    tok = tokenizers.Tokenizer(models.BPE(vocab, pairs))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_tokens([AddedToken("über", special=False), AddedToken("ÀÁõ", special=True)])
+    tok.save(str(folder / "tokenizer.json"))
+    return tok, folder / "tokenizer.json"
+
+
+BYTE_TEXTS = ["a\x0bb", "tab\x0b\x0bx", "\U00040000 plane4 \U00080000", "ok \x0b", "\x0b",
+              "über alles", "xÀÁõy", "\u00f1\U00044444\u00f1"]
+
+
+def test_missing_single_byte_tokens_are_dropped_like_tokenizers(tmp_path):
+    ref, path = _byte_level_json_missing_bytes(tmp_path)
+    tok = labkit.load(path, engine="labkit")
+    for text in BYTE_TEXTS:
+        want = ref.encode(text)
+        got = tok.encode(text)
+        assert (got.ids, got.offsets) == (want.ids, [tuple(o) for o in want.offsets]), text
+    assert tok.encode("a\x0bb").tokens == ["a", "b"]  # the vertical tab has no token: dropped
+
+
+def test_added_tokens_in_the_byte_alphabet_decode_to_bytes_like_tokenizers(tmp_path):
+    ref, path = _byte_level_json_missing_bytes(tmp_path)
+    tok = labkit.load(path, engine="labkit")
+    ids = ref.encode("über xÀÁõy").ids
+    for skip in (True, False):
+        assert tok.decode(ids, skip_special_tokens=skip) == ref.decode(ids, skip_special_tokens=skip)
+    assert tok.decode([ref.token_to_id("über")]) == "\ufffdber"

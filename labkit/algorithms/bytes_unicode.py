@@ -150,6 +150,25 @@ def try_gpt2_to_bytes(token: str) -> bytes | None:
         return None
 
 
+def decode_like_byte_level(token: str) -> bytes:
+    """The bytes ``tokenizers``' ByteLevel decoder makes of any token, added ones included:
+    each char of the byte alphabet is its byte, any other char its UTF-8. So an added token
+    spelled ``'über'`` decodes to byte 0xFC + ``b'ber'`` (invalid UTF-8, shown as U+FFFD).
+
+    Example: ``decode_like_byte_level("ĠHi <x>")`` -> ``b' Hi <x>'``
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    table = _char_table()
+    out = bytearray()
+    for ch in token:
+        value = table.get(ch)
+        if value is None:
+            out += ch.encode("utf-8", "replace")
+        else:
+            out.append(value)
+    return bytes(out)
+
+
 def gpt2_to_text(token: str, errors: str = "replace") -> str:
     """Decode a GPT-2 token string back to text (invalid UTF-8 -> U+FFFD by default).
 

@@ -29,7 +29,7 @@ from labkit.algorithms.bpe import (
     pair_ranker,
 )
 from labkit.algorithms.bounded import BoundedDict
-from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
+from labkit.algorithms.bytes_unicode import char_spans, decode_like_byte_level, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -73,7 +73,8 @@ class ByteLevelBPE(LabkitTokenizer):
         for added in vocab.added_tokens:
             if 0 <= added.id < len(self.id_bytes):
                 raw = added.content.encode("utf-8", "replace")
-                self.id_bytes[added.id] = raw
+                # tokenizers' ByteLevel decoder maps an added token's byte-alphabet chars to bytes too
+                self.id_bytes[added.id] = decode_like_byte_level(added.content)
                 if not added.special and try_gpt2_to_bytes(added.content) is None:
                     # a user-defined token stored as real text (GGUF writes MPT's whitespace runs
                     # with real spaces) is still what BPE makes when its bytes merge
@@ -104,6 +105,9 @@ class ByteLevelBPE(LabkitTokenizer):
             self.ignore_merges = True
         else:
             raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
+        # single bytes with no token (real vocabularies miss 0x0B, or 0xF1/0xF2): tokenizers
+        # drops such a byte and merges what is left, so labkit does too
+        self._missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
@@ -121,6 +125,8 @@ class ByteLevelBPE(LabkitTokenizer):
             whole = self.bytes_id.get(data)
             if whole is not None:
                 return [whole]
+        if self._missing and not self._missing.isdisjoint(data):
+            return [token for token, _, _ in self._pieces_without_missing_bytes(word)]
         parts = (bpe_naive if naive else bpe_heap)(byte_parts(data), self.rank, trace=trace)
         ids = []
         bytes_id = self.bytes_id
@@ -134,6 +140,25 @@ class ByteLevelBPE(LabkitTokenizer):
                 continue
             ids.append(token)
         return ids
+
+    def _pieces_without_missing_bytes(self, word: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) chars of one pre-token whose bytes include some with no token:
+        those are dropped and BPE runs on the rest (tokenizers' BPE skips a symbol it cannot
+        look up), each token spanning the chars of the bytes it holds."""
+        data = word.encode("utf-8")
+        char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+        kept = [k for k, value in enumerate(data) if value not in self._missing]
+        parts = bpe_heap([data[k:k + 1] for k in kept], self.rank) if kept else []
+        out, cursor = [], 0
+        for part in parts:
+            positions = kept[cursor:cursor + len(part)]
+            cursor += len(part)
+            token = self.bytes_id.get(part)
+            if token is None:  # a merge made bytes with no token: its single bytes
+                out.extend((self.bytes_id[data[k:k + 1]], char_of[k], char_of[k] + 1) for k in positions)
+            else:
+                out.append((token, char_of[positions[0]], char_of[positions[-1]] + 1))
+        return out
 
     def _byte_id(self, value: int, word: str) -> int:
         token = self.bytes_id.get(bytes([value]))
@@ -151,6 +176,10 @@ class ByteLevelBPE(LabkitTokenizer):
         return trace
 
     def _word_entry(self, word: str):
+        if self._missing and not self._missing.isdisjoint(word.encode("utf-8")):
+            entry = tuple(self._pieces_without_missing_bytes(word))
+            self._cache[word] = entry
+            return entry
         ids = self.word_ids(word)
         spans = char_spans(word, [len(self.id_bytes[token]) for token in ids])
         # a one-token word (the common case) is cached as its bare id: its span is the word
