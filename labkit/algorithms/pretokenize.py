@@ -136,6 +136,38 @@ TEKKEN = (
 )
 
 
+# --------------------------------------------------------------------------- Unicode versions
+
+# Combining marks Python's unicodedata (Unicode 14.0.0) gives a nonzero combining class while
+# the NFC of ``tokenizers`` 0.23 (the unicode-normalization crate's older tables) treats them
+# as starters (class 0): 98 code points, measured by probing every mark and decomposable
+# char through ``tokenizers.normalizers.NFC`` (tests/test_spmgguf_sweep_regressions.py and
+# notebook 01 recompute it). labkit's NFC follows the reference: it never reorders or
+# composes across these.
+REFERENCE_STARTER_RANGES = (
+    (0x07FD, 0x07FD), (0x0898, 0x089F), (0x08CA, 0x08D3), (0x09FE, 0x09FE), (0x0C3C, 0x0C3C),
+    (0x0D3B, 0x0D3C), (0x0EBA, 0x0EBA), (0x1715, 0x1715), (0x1ABF, 0x1ACE), (0x1DF6, 0x1DFA),
+    (0xA82C, 0xA82C), (0x10D24, 0x10D27), (0x10EAB, 0x10EAC), (0x10F46, 0x10F50), (0x10F82, 0x10F85),
+    (0x11070, 0x11070), (0x1133B, 0x1133B), (0x1145E, 0x1145E), (0x11839, 0x1183A), (0x1193D, 0x1193E),
+    (0x11943, 0x11943), (0x119E0, 0x119E0), (0x11A34, 0x11A34), (0x11A47, 0x11A47), (0x11A99, 0x11A99),
+    (0x11D42, 0x11D42), (0x11D44, 0x11D45), (0x11D97, 0x11D97), (0x16FF0, 0x16FF1), (0x1E130, 0x1E136),
+    (0x1E2AE, 0x1E2AE), (0x1E2EC, 0x1E2EF),
+)
+REFERENCE_STARTERS = frozenset(cp for a, b in REFERENCE_STARTER_RANGES for cp in range(a, b + 1))
+_STARTER_SPLIT = regex.compile("([" + "".join(f"{chr(a)}-{chr(b)}" for a, b in REFERENCE_STARTER_RANGES) + "])")
+
+
+def reference_nfc(text: str) -> str:
+    """NFC as ``tokenizers`` computes it: Python's NFC, except that the marks of
+    REFERENCE_STARTERS act as starters (nothing is reordered or composed across them).
+
+    Example: ``reference_nfc("a\\u0899\\u0898")`` -> ``'a\\u0899\\u0898'`` (Python alone swaps them)
+    """
+    if _STARTER_SPLIT.search(text) is None:
+        return unicodedata.normalize("NFC", text)
+    return "".join(unicodedata.normalize("NFC", part) for part in _STARTER_SPLIT.split(text))
+
+
 # --------------------------------------------------------------------------- the spec
 
 
@@ -176,7 +208,7 @@ class PreTokenizerSpec:
         Example: ``get_pre_tokenizer("qwen2").normalize("e\\u0301")`` -> ``'é'``
         """
         if self.nfc and not unicodedata.is_normalized("NFC", text):
-            return unicodedata.normalize("NFC", text)
+            return reference_nfc(text)
         return text
 
     def spans(self, text: str) -> list[tuple[int, int]]:
@@ -335,6 +367,14 @@ def nfc_with_offsets(text: str) -> tuple[str, list[tuple[int, int]]]:
     """
     if unicodedata.is_normalized("NFC", text):
         return text, [(i, i + 1) for i in range(len(text))]
+    if _STARTER_SPLIT.search(text) is not None:  # the reference's starters cut the text first
+        out_text, out_map, start = [], [], 0
+        for part in _STARTER_SPLIT.split(text):
+            piece, mapping = nfc_with_offsets(part) if _STARTER_SPLIT.fullmatch(part) is None else (part, [(0, len(part))])
+            out_text.append(piece)
+            out_map.extend((start + a, start + b) for a, b in mapping)
+            start += len(part)
+        return "".join(out_text), out_map
     # Cut the input into chunks that normalise independently: a new chunk starts at a
     # starter whose NFC does not interact with what came before.
     chunks: list[tuple[int, int]] = []
