@@ -32,10 +32,20 @@ def train_reference(vocab_size: int) -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_proto=model.getvalue())
 
 
+_TRAINERS: dict[int, UnigramTrainer] = {}
+
+
+def labkit_trainer(vocab_size: int) -> tuple[UnigramTrainer, object]:
+    if vocab_size not in _TRAINERS:
+        trainer = UnigramTrainer(vocab_size)
+        _TRAINERS[vocab_size] = (trainer, trainer.train(LINES))
+    return _TRAINERS[vocab_size]
+
+
 @pytest.fixture(scope="module", params=[1000, 4000])
 def trained(request):
     vocab_size = request.param
-    return vocab_size, train_reference(vocab_size), train_unigram(LINES, vocab_size)
+    return vocab_size, train_reference(vocab_size), labkit_trainer(vocab_size)[1]
 
 
 def test_piece_sets_match_sentencepiece(trained):
@@ -77,8 +87,7 @@ def test_encodings_of_the_corpus_agree(trained):
 
 def test_em_log_matches_sentencepiece_sizes():
     # sentencepiece 0.2.3 logs these sizes for botchan at 1000 (EM sub-iterations after each prune)
-    trainer = UnigramTrainer(1000)
-    trainer.train(LINES)
+    trainer, _ = labkit_trainer(1000)
     sizes = [step.size for step in trainer.log if step.kind in ("seed", "em")]
     assert sizes == [16112, 5926, 5232, 3923, 3921, 2940, 2940, 2205, 2205, 1653, 1653, 1239, 1239]
     objectives = [round(step.objective, 3) for step in trainer.log if step.kind == "em"]

@@ -43,8 +43,8 @@ from __future__ import annotations
 import functools
 import math
 import time
-import unicodedata
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -227,60 +227,58 @@ def seed_pieces(sentences: Sequence[str], seed_size: int = 1_000_000, max_piece_
                 char_counts[ch] = char_counts.get(ch, 0) + 1
     seeds: list[tuple[str, float]] = sorted(char_counts.items(), key=lambda item: (-item[1], item[0]))
 
-    # first byte of every char, and of the next sentence (where a suffix "t\0" continues)
-    first_bytes = [[ord(ch) if ord(ch) < 0x80 else ch.encode("utf-8")[0] for ch in s] for s in sentences]
-    after_end = [first_bytes[i + 1][0] if i + 1 < len(sentences) else -1 for i in range(len(sentences))]
+    # every char as chr(its first UTF-8 byte): the suffix array tells followers apart by byte
+    first_bytes = ["".join(ch if ch < "\x80" else chr(ch.encode("utf-8")[0]) for ch in s) for s in sentences]
+    # what follows a sentence's end marker: the next sentence's first byte, or the text's end
+    after_end = [first_bytes[i + 1][0] if i + 1 < len(sentences) else "\uffff" for i in range(len(sentences))]
     queue: dict[str, int] = {}
-    # live: (sentence index, start char, script state) of substrings still worth extending
+    # per char: a script number (0 for Inherited, which takes its neighbour's), -1 where no
+    # piece may continue (▁ after the start, ⁇)
+    script_ids: dict[str, int] = {}
+    codes = []
+    for sentence in sentences:
+        row = []
+        for ch in sentence:
+            if ch == UNK_CHAR or ch == SPACE:
+                row.append(-1)
+            else:
+                script = script_of(ch)
+                row.append(0 if script == "Inherited" else script_ids.setdefault(script, len(script_ids) + 1))
+        codes.append(row)
+    # live: (sentence index, start char, script so far) of substrings still worth extending
     live = []
     for si, sentence in enumerate(sentences):
         for k, ch in enumerate(sentence):
             if ch == UNK_CHAR:
                 continue
-            live.append((si, k, None if ch == SPACE else _script_state(None, ch)))
+            live.append((si, k, 0 if ch == SPACE else max(codes[si][k], 0)))
     for length in range(2, max_piece_length + 1):
-        counts: dict[str, int] = {}
-        follow: dict[tuple[str, int], int] = {}
-        end_counts: dict[str, int] = {}
-        end_follow: dict[tuple[str, int], int] = {}
-        extended = []
+        pieces, follow_keys, ended, end_keys, extended = [], [], [], [], []
         for si, k, state in live:
             sentence = sentences[si]
             end = k + length
             if end > len(sentence):
                 continue
-            ch = sentence[end - 1]
-            if ch == UNK_CHAR or ch == SPACE:
+            code = codes[si][end - 1]
+            if code < 0:
                 continue
-            state = _script_state(state, ch)
-            if state is False:
-                continue
+            if code:
+                if state and code != state:
+                    continue
+                state = code
             piece = sentence[k:end]
-            counts[piece] = counts.get(piece, 0) + 1
+            pieces.append(piece)
             if end < len(sentence):
-                key = (piece, first_bytes[si][end])
+                follow_keys.append(piece + first_bytes[si][end])
             else:
-                key = (piece, 0)
-                end_counts[piece] = end_counts.get(piece, 0) + 1
-                end_key = (piece, after_end[si])
-                end_follow[end_key] = end_follow.get(end_key, 0) + 1
-            follow[key] = follow.get(key, 0) + 1
-            extended.append((si, k, state))
-        most_common_next: dict[str, int] = {}
-        for (piece, _), count in follow.items():
-            if count > most_common_next.get(piece, 0):
-                most_common_next[piece] = count
-        for piece, count in counts.items():
-            if count >= 2 and most_common_next[piece] < count:
-                queue[piece] = queue.get(piece, 0) + count
-        end_next: dict[str, int] = {}
-        for (piece, _), count in end_follow.items():
-            if count > end_next.get(piece, 0):
-                end_next[piece] = count
-        for piece, count in end_counts.items():
-            if count >= 2 and end_next[piece] < count:
-                queue[piece] = queue.get(piece, 0) + count
-        live = [item for item in extended if counts[sentences[item[0]][item[1]:item[1] + length]] >= 2]
+                follow_keys.append(piece + "\x00")
+                ended.append(piece)
+                end_keys.append(piece + after_end[si])
+            extended.append((si, k, state, piece))
+        counts = Counter(pieces)
+        _add_nodes(queue, counts, Counter(follow_keys))
+        _add_nodes(queue, Counter(ended), Counter(end_keys))
+        live = [(si, k, state) for si, k, state, piece in extended if counts[piece] >= 2]
         if not live:
             break
     scored = [(piece, f32(count * float(len(piece)))) for piece, count in queue.items()]
@@ -291,15 +289,17 @@ def seed_pieces(sentences: Sequence[str], seed_size: int = 1_000_000, max_piece_
     return [(piece, f32(math.log(value) - log_total)) for piece, value in seeds]
 
 
-def _script_state(state, ch: str):
-    """The script a piece has so far after ``ch`` (None: none yet), or False if ``ch``
-    brings a second script."""
-    script = script_of(ch)
-    if script == "Inherited":
-        return state
-    if state is not None and script != state:
-        return False
-    return script
+def _add_nodes(queue: dict[str, int], counts: Counter, follow: Counter) -> None:
+    """Add to ``queue`` the strings seen twice or more whose occurrences are not all
+    followed by the same byte (``follow`` counts string + follower)."""
+    most_common_next: dict[str, int] = {}
+    for key, count in follow.items():
+        piece = key[:-1]
+        if count > most_common_next.get(piece, 0):
+            most_common_next[piece] = count
+    for piece, count in counts.items():
+        if count >= 2 and most_common_next[piece] < count:
+            queue[piece] = queue.get(piece, 0) + count
 
 
 # ----------------------------------------------------------------------------- lattices
@@ -312,15 +312,15 @@ class _Vocabulary:
     def __init__(self, seeds: list[tuple[str, float]], words: list[tuple[str, int]], max_piece_length: int):
         self.seed_index = {piece: i for i, (piece, _) in enumerate(seeds)}
         self.seed_piece = [piece for piece, _ in seeds]
-        # per word: edges (start, end, seed index), by start then length
+        # per word: edges (start, end, seed index), by end then start
         self.word_edges = [self.edges_of(word, max_piece_length) for word, _ in words]
 
     def edges_of(self, text: str, max_piece_length: int) -> list[tuple[int, int, int]]:
+        """Edges (start, end, seed index) of every seed piece in ``text``, by end then start."""
         index = self.seed_index
         edges = []
-        n = len(text)
-        for i in range(n):
-            for j in range(i + 1, min(n, i + max_piece_length) + 1):
+        for j in range(1, len(text) + 1):
+            for i in range(max(0, j - max_piece_length), j):
                 k = index.get(text[i:j])
                 if k is not None:
                     edges.append((i, j, k))
@@ -457,13 +457,16 @@ class UnigramTrainer:
         alive = bytearray(len(self.vocab.seed_piece))
         for seed in pieces:
             alive[seed] = 1
+        # unknown edges are needed for ⁇ and once a one-character piece has gone
+        chars_gone = any(len(piece) == 1 and not alive[k] for k, piece in enumerate(self.vocab.seed_piece))
         out = []
         for (word, _), edges in zip(self.words, self.vocab.word_edges):
             live = [edge for edge in edges if alive[edge[2]]]
-            singles = {edge[0] for edge in live if edge[1] == edge[0] + 1}
-            if len(singles) < len(word):
-                live += [(i, i + 1, -1) for i in range(len(word)) if i not in singles]
-            live.sort(key=lambda edge: (edge[1], edge[0]))
+            if chars_gone or UNK_CHAR in word:
+                singles = {edge[0] for edge in live if edge[1] == edge[0] + 1}
+                if len(singles) < len(word):
+                    live += [(i, i + 1, -1) for i in range(len(word)) if i not in singles]
+                    live.sort(key=lambda edge: (edge[1], edge[0]))
             out.append(live)
         return out
 
