@@ -198,6 +198,9 @@ plt.show()
 # %%
 assert all(em.objective[i + 1] < em.objective[i] for i in range(0, len(em) - 1, 2))
 assert all(em.objective[i + 1] > em.objective[i] for i in range(1, len(em) - 1, 2))
+sizes_before = [log["size"][i - 1] for i in log.index if log.kind[i] == "prune"]
+sizes_after = [log["size"][i] for i in log.index if log.kind[i] == "prune"]
+assert sizes_after == [max(int(0.75 * before), int(1.1 * VOCAB)) for before in sizes_before]
 
 # %% [markdown]
 # Now sentencepiece's trainer on the same lines with its default options:
@@ -215,14 +218,26 @@ reference_pieces = [reference.id_to_piece(i) for i in range(reference.get_piece_
 shared = set(reference_pieces) & set(unigram.pieces)
 score_gap = max(abs(reference.get_score(reference.piece_to_id(p)) - unigram.scores[unigram.pieces.index(p)])
                 for p in shared)
-agree = sum(unigram_model.encode_pieces(normalize(line)) == reference.encode(line, out_type=str) for line in lines if line.strip())
+differ = [line for line in lines if line.strip()
+          and unigram_model.encode_pieces(normalize(line)) != reference.encode(line, out_type=str)]
+
+
+def reference_score(pieces):
+    return sum(reference.get_score(reference.piece_to_id(p)) for p in pieces)
+
+
+gaps = [abs(reference_score(unigram_model.encode_pieces(normalize(line))) - reference_score(reference.encode(line, out_type=str)))
+        for line in differ]
 print(f"pieces shared: {len(shared)} of {VOCAB}; largest score difference {score_gap:.1e}")
-print(f"lines of the whole book encoded alike: {agree} of {sum(1 for line in lines if line.strip())}")
-assert len(shared) == VOCAB
+print(f"lines of the whole book encoded differently: {len(differ)} of {sum(1 for line in lines if line.strip())}")
+print(f"their two segmentations differ in score (under sentencepiece's scores) by at most {max(gaps, default=0):.1e}")
+assert len(shared) == VOCAB and max(gaps, default=0) < 1e-4
 
 # %% [markdown]
 # The same pieces. The scores differ by about one float rounding: labkit sums the lattice
-# and the expected counts in doubles where sentencepiece uses 32-bit floats. On the whole
+# and the expected counts in doubles where sentencepiece uses 32-bit floats. The few lines
+# encoded differently are near-ties: two segmentations whose total scores differ by less
+# than that rounding, so which one wins depends on the last bit. On the whole
 # book (all 4,288 lines) that rounding matters once: the tests (`tests/test_training_unigram.py`)
 # train both on the full corpus and measure **4,000 of 4,000** pieces shared at vocabulary
 # size 4,000, and **998 of 1,000** at 1,000. The two that differ:
@@ -270,7 +285,8 @@ print("labkit's scores of the four:", sorted({captured[p] for p in differing}))
 # frequent pair) with `##` continuations and keeps BPE's vocabulary. labkit's
 # `score="frequency"` does the same, which makes the difference visible:
 
-# %%
+# %% tags=["nbval-ignore-output"]
+# (output varies: tokenizers breaks ties differently from one process to the next, see below)
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 hf = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -280,7 +296,7 @@ hf_vocab = set(hf.get_vocab())
 by_frequency = train_wordpiece(train_lines, VOCAB, score="frequency")
 print("tokenizers vs labkit pair score:   ", len(hf_vocab & set(wordpiece.tokens)), "shared")
 print("tokenizers vs labkit by frequency: ", len(hf_vocab & set(by_frequency.tokens)), "shared")
-assert len(hf_vocab & set(by_frequency.tokens)) >= VOCAB - 2
+assert len(hf_vocab & set(by_frequency.tokens)) >= VOCAB - 8  # measured: 1000 in 4 of 6 processes, 996 in 2
 assert len(hf_vocab & set(wordpiece.tokens)) < VOCAB / 3
 
 # %% [markdown]
@@ -293,10 +309,10 @@ pd.DataFrame({
 })
 
 # %% [markdown]
-# Where the frequency variant and `tokenizers` still differ (a piece or two, more at larger
-# sizes) it is a tie between pairs of equal count: `tokenizers` breaks it by its token
-# ids, and it numbers the `##` characters in its hash map's order, which changes from one
-# process to the next (measured in `tests/test_training_wordpiece.py`).
+# The frequency variant and `tokenizers` agree on every piece in most runs; in some runs
+# a few pieces differ. Those are ties between pairs of equal count: `tokenizers` breaks them
+# by its token ids, and it numbers the `##` characters in its hash map's order, which
+# changes from one process to the next (measured in `tests/test_training_wordpiece.py`).
 
 # %% [markdown]
 # ## 5. Subword regularisation: sampling the lattice
