@@ -78,8 +78,9 @@ def _text_kind(head: bytes, name: str, complete: bool) -> str | None:
         return "merges_txt"
     if any("\t" in line for line in sample[:20]) and name.endswith(".vocab"):
         return None  # sentencepiece's human-readable .vocab: not loadable on its own
-    if all(" " not in line.strip() for line in sample) and all(line for line in lines[:-1]):
-        return "vocab_txt"
+    if all(" " not in line.strip() for line in sample) and (
+            all(line for line in lines[:-1]) or Path(name).name == "vocab.txt"):
+        return "vocab_txt"  # a vocab.txt with an empty line: its reader says which line
     return None
 
 

@@ -15,6 +15,7 @@ import base64
 import binascii
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
@@ -334,6 +335,155 @@ def _token_types(tokens: list[str], types: list[int], added: list[AddedToken], *
         types[token.id] = TOKEN_CONTROL if token.special else TOKEN_USER_DEFINED
 
 
+@dataclass
+class _ModelTable:
+    """What one model kind's reader makes of ``model``: the dense token table and the
+    family-specific fields of VocabData."""
+
+    family: str
+    tokens: list[str]
+    types: list[int]
+    unk_id: int | None = None
+    scores: list[float] | None = None
+    merges: list[tuple[str, str]] | None = None
+    token_bytes: list[bytes | None] | None = None
+    normalizer: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    pre_name: str | None = None
+
+
+@dataclass
+class _Pipeline:
+    """The flattened normaliser / pre-tokenizer / decoder parts of a tokenizer.json."""
+
+    normalizers: list[dict]
+    pretokenizers: list[dict]
+    decoders: list[dict]
+
+
+def _dense_table(by_id: dict[int, str], added: list[AddedToken], source: str) -> tuple[list[str], list[int]]:
+    """Model ids plus added tokens (which may extend past them) as a dense table."""
+    for token in added:
+        by_id[token.id] = token.content
+    return tokens_from_ids(by_id, source)
+
+
+def _unigram_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: str) -> _ModelTable:
+    """Unigram: [piece, score] pairs, unk_id, byte_fallback; SentencePiece-style normaliser flags."""
+    items = expect(model.get("vocab"), list, source, "model.vocab")
+    by_id: dict[int, str] = {}
+    score_by_id: dict[int, float] = {}
+    for n, item in enumerate(items):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)):
+            raise FormatError(f"{source}: model.vocab[{n}] should be [piece, score], got {str(item)[:60]}")
+        by_id[n] = item[0]
+        score_by_id[n] = float(item[1])
+    unk_id = expect(model.get("unk_id"), int, source, "model.unk_id", optional=True)
+    tokens, types = _dense_table(by_id, added, source)
+    if unk_id is not None and not 0 <= unk_id < len(tokens):
+        raise FormatError(f"{source}: model.unk_id = {unk_id} is outside the vocabulary")
+    table = _ModelTable("unigram", tokens, types, unk_id=unk_id,
+                        scores=[score_by_id.get(i, 0.0) for i in range(len(tokens))])
+    table.options["byte_fallback"] = bool(_flag(model, "byte_fallback", source, "model", False))
+    _unigram_normalizer(parts.normalizers, parts.pretokenizers, table.normalizer, source)
+    return table
+
+
+def _bpe_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: str) -> _ModelTable:
+    """BPE: vocab + merges; byte-level (a ByteLevel part) or SentencePiece-style (scores from merge order)."""
+    tokens, types = _dense_table(vocab_from_mapping(model.get("vocab"), source, "model.vocab"), added, source)
+    merges = parse_merges(model.get("merges", []), source)
+    token_index = {t: i for i, t in enumerate(tokens)}
+    prefix = expect(model.get("continuing_subword_prefix"), str, source, "model.continuing_subword_prefix", optional=True)
+    check_merges(merges, token_index, source, prefix or "")
+    unk = expect(model.get("unk_token"), str, source, "model.unk_token", optional=True)
+    table = _ModelTable("bpe_byte", tokens, types, merges=merges, unk_id=token_index.get(unk) if unk is not None else None)
+    for key in ("byte_fallback", "fuse_unk", "ignore_merges"):
+        table.options[key] = bool(_flag(model, key, source, "model", False))
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        value = expect(model.get(key), str, source, f"model.{key}", optional=True)
+        if value:
+            table.options[key] = value
+    if unk is not None:
+        table.options["unk_token"] = unk
+    if any(c.get("type") == "ByteLevel" for c in parts.pretokenizers + parts.decoders):
+        special_ids = {a.id for a in added if a.special}
+        table.token_bytes = [None if i in special_ids else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+        if any(c.get("type") == "NFC" for c in parts.normalizers):
+            table.normalizer["nfc"] = True
+        table.pre_name = _split_pre_name(parts.pretokenizers, bool(table.normalizer.get("nfc")))
+    else:
+        # SentencePiece-style BPE saved by tokenizers (Llama-2): scores follow merge order
+        table.family = "spm_bpe"
+        table.scores = _scores_from_merges(tokens, merges)
+        table.options["scores_from_merges"] = True
+        _unigram_normalizer(parts.normalizers, parts.pretokenizers, table.normalizer, source)
+    return table
+
+
+def _wordpiece_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: str) -> _ModelTable:
+    """WordPiece: vocab, unk, ## prefix, word length limit; BERT normaliser flags."""
+    by_id = vocab_from_mapping(model.get("vocab"), source, "model.vocab")
+    tokens, types = _dense_table(by_id, added, source)
+    unk = expect(model.get("unk_token", "[UNK]"), str, source, "model.unk_token")
+    prefix = expect(model.get("continuing_subword_prefix", "##"), str, source, "model.continuing_subword_prefix")
+    limit = expect(model.get("max_input_chars_per_word", 100), int, source, "model.max_input_chars_per_word")
+    table = _ModelTable("wordpiece", tokens, types, unk_id=tokens.index(unk) if unk in by_id.values() else None)
+    table.options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit)
+    table.normalizer.update(lowercase=False, strip_accents=None, clean_text=False, handle_chinese_chars=False)
+    for node in parts.normalizers:
+        if node.get("type") == "BertNormalizer":
+            table.normalizer.update(
+                lowercase=bool(_flag(node, "lowercase", source, "normalizer", True)),
+                strip_accents=_flag(node, "strip_accents", source, "normalizer", None),
+                clean_text=bool(_flag(node, "clean_text", source, "normalizer", True)),
+                handle_chinese_chars=bool(_flag(node, "handle_chinese_chars", source, "normalizer", True)),
+            )
+        elif node.get("type") == "Lowercase":
+            table.normalizer["lowercase"] = True
+    return table
+
+
+def _wordlevel_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: str) -> _ModelTable:
+    """WordLevel: a whole-word lookup (served by labkit's pipeline engine and hf)."""
+    tokens, types = _dense_table(vocab_from_mapping(model.get("vocab"), source, "model.vocab"), added, source)
+    unk = expect(model.get("unk_token"), str, source, "model.unk_token", optional=True)
+    return _ModelTable("wordlevel", tokens, types, unk_id=tokens.index(unk) if unk in tokens else None)
+
+
+_MODEL_TABLES = {"Unigram": _unigram_table, "BPE": _bpe_table, "WordPiece": _wordpiece_table,
+                 "WordLevel": _wordlevel_table}
+
+
+def _model_kind(model: dict, source: str) -> str:
+    kind = model.get("type")
+    if kind is None:  # files written before "type" existed: infer it
+        kind = "BPE" if "merges" in model else "Unigram" if isinstance(model.get("vocab"), list) else "WordPiece"
+    expect(kind, str, source, "model.type")
+    if kind not in _MODEL_TABLES:
+        raise FormatError(f"{source}: model type {kind!r} is not supported (labkit reads {', '.join(_MODEL_TABLES)})")
+    return kind
+
+
+def _metadata(doc: dict, kind: str, table: _ModelTable, framing: dict, raw_text: str | None) -> dict[str, Any]:
+    """What engines read besides the tables: the raw file, the components, why labkit refuses."""
+    metadata: dict[str, Any] = {
+        "tokenizer_json": raw_text if raw_text is not None else json.dumps(doc, ensure_ascii=False),
+        "model_type": kind,
+        "post_processor_framing": framing,
+        "normalizer": doc.get("normalizer"),
+        "pre_tokenizer": doc.get("pre_tokenizer"),
+        "decoder": doc.get("decoder"),
+        "labkit_refusal": labkit_refusal(doc, family=table.family, split_known=table.pre_name is not None),
+        "labkit_pipeline_refusal": pipeline_refusal(doc),
+    }
+    for key in ("padding", "truncation"):
+        if doc.get(key) is not None:
+            metadata[key] = doc[key]
+    return metadata
+
+
 def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre: str | None = None) -> VocabData:
     """Turn a parsed tokenizer.json into VocabData (tokenizer_config.json is applied separately).
 
@@ -342,123 +492,24 @@ def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre:
     """
     expect(doc, dict, source, "the top level")
     model = expect(doc.get("model"), dict, source, "model")
-    kind = model.get("type")
-    if kind is None:  # files written before "type" existed: infer it
-        kind = "BPE" if "merges" in model else "Unigram" if isinstance(model.get("vocab"), list) else "WordPiece"
-    expect(kind, str, source, "model.type")
+    kind = _model_kind(model, source)
     check_components(doc, source)
     added = parse_added_tokens(doc.get("added_tokens", []), source)
-    normalizers = _components(doc.get("normalizer"), source, "normalizer")
-    pretokenizers = _components(doc.get("pre_tokenizer"), source, "pre_tokenizer")
-    decoders = _components(doc.get("decoder"), source, "decoder")
-    normalizer: dict[str, Any] = {}
-    options: dict[str, Any] = {}
-    scores = merges = token_bytes = None
-    pre_name = None
-    unk_id = None
-
-    if kind == "Unigram":
-        family = "unigram"
-        items = expect(model.get("vocab"), list, source, "model.vocab")
-        by_id: dict[int, str] = {}
-        score_by_id: dict[int, float] = {}
-        for n, item in enumerate(items):
-            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-                    and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)):
-                raise FormatError(f"{source}: model.vocab[{n}] should be [piece, score], got {str(item)[:60]}")
-            by_id[n] = item[0]
-            score_by_id[n] = float(item[1])
-        unk_id = expect(model.get("unk_id"), int, source, "model.unk_id", optional=True)
-        options["byte_fallback"] = bool(_flag(model, "byte_fallback", source, "model", False))
-    elif kind in ("BPE", "WordPiece", "WordLevel"):
-        by_id = vocab_from_mapping(model.get("vocab"), source, "model.vocab")
-    else:
-        raise FormatError(f"{source}: model type {kind!r} is not supported (labkit reads BPE, WordPiece, Unigram)")
-
-    # added tokens may extend the vocabulary past the model's ids
-    for token in added:
-        by_id[token.id] = token.content
-    tokens, types = tokens_from_ids(by_id, source)
-
-    if kind == "Unigram":
-        scores = [score_by_id.get(i, 0.0) for i in range(len(tokens))]
-        if unk_id is not None and not 0 <= unk_id < len(tokens):
-            raise FormatError(f"{source}: model.unk_id = {unk_id} is outside the vocabulary")
-        _unigram_normalizer(normalizers, pretokenizers, normalizer, source)
-    elif kind == "BPE":
-        merges = parse_merges(model.get("merges", []), source)
-        token_index = {t: i for i, t in enumerate(tokens)}
-        prefix = expect(model.get("continuing_subword_prefix"), str, source, "model.continuing_subword_prefix", optional=True)
-        check_merges(merges, token_index, source, prefix or "")
-        unk = expect(model.get("unk_token"), str, source, "model.unk_token", optional=True)
-        unk_id = token_index.get(unk) if unk is not None else None
-        for key in ("byte_fallback", "fuse_unk", "ignore_merges"):
-            options[key] = bool(_flag(model, key, source, "model", False))
-        for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-            value = expect(model.get(key), str, source, f"model.{key}", optional=True)
-            if value:
-                options[key] = value
-        if unk is not None:
-            options["unk_token"] = unk
-        byte_level = any(c.get("type") == "ByteLevel" for c in pretokenizers + decoders)
-        if byte_level:
-            family = "bpe_byte"
-            special_ids = {a.id for a in added if a.special}
-            token_bytes = [None if i in special_ids else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
-            if any(c.get("type") == "NFC" for c in normalizers):
-                normalizer["nfc"] = True
-            pre_name = _split_pre_name(pretokenizers, bool(normalizer.get("nfc")))
-        else:
-            # SentencePiece-style BPE saved by tokenizers (Llama-2): scores follow merge order
-            family = "spm_bpe"
-            scores = _scores_from_merges(tokens, merges)
-            options["scores_from_merges"] = True
-            _unigram_normalizer(normalizers, pretokenizers, normalizer, source)
-    elif kind == "WordPiece":
-        family = "wordpiece"
-        unk = expect(model.get("unk_token", "[UNK]"), str, source, "model.unk_token")
-        prefix = expect(model.get("continuing_subword_prefix", "##"), str, source, "model.continuing_subword_prefix")
-        limit = expect(model.get("max_input_chars_per_word", 100), int, source, "model.max_input_chars_per_word")
-        options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit)
-        unk_id = tokens.index(unk) if unk in by_id.values() else None
-        normalizer.update(lowercase=False, strip_accents=None, clean_text=False, handle_chinese_chars=False)
-        for node in normalizers:
-            if node.get("type") == "BertNormalizer":
-                normalizer.update(
-                    lowercase=bool(_flag(node, "lowercase", source, "normalizer", True)),
-                    strip_accents=_flag(node, "strip_accents", source, "normalizer", None),
-                    clean_text=bool(_flag(node, "clean_text", source, "normalizer", True)),
-                    handle_chinese_chars=bool(_flag(node, "handle_chinese_chars", source, "normalizer", True)),
-                )
-            elif node.get("type") == "Lowercase":
-                normalizer["lowercase"] = True
-    else:  # WordLevel: no labkit family; readable but served only by the hf engine
-        family = "wordlevel"
-
-    _token_types(tokens, types, added, unk_id=unk_id,
-                 byte_pieces=bool(options.get("byte_fallback")))
+    parts = _Pipeline(_components(doc.get("normalizer"), source, "normalizer"),
+                      _components(doc.get("pre_tokenizer"), source, "pre_tokenizer"),
+                      _components(doc.get("decoder"), source, "decoder"))
+    table = _MODEL_TABLES[kind](model, added, parts, source)
+    _token_types(table.tokens, table.types, added, unk_id=table.unk_id,
+                 byte_pieces=bool(table.options.get("byte_fallback")))
     specials = SpecialTokens()
-    if unk_id is not None:
-        specials.unk, specials.unk_id = tokens[unk_id], unk_id
+    if table.unk_id is not None:
+        specials.unk, specials.unk_id = table.tokens[table.unk_id], table.unk_id
     framing = _post_processor_framing(doc.get("post_processor"), source)
-    metadata: dict[str, Any] = {
-        "tokenizer_json": raw_text if raw_text is not None else json.dumps(doc, ensure_ascii=False),
-        "model_type": kind,
-        "post_processor_framing": framing,
-        "normalizer": doc.get("normalizer"),
-        "pre_tokenizer": doc.get("pre_tokenizer"),
-        "decoder": doc.get("decoder"),
-        "labkit_refusal": labkit_refusal(doc, family=family, split_known=pre_name is not None),
-        "labkit_pipeline_refusal": pipeline_refusal(doc),
-    }
-    for key in ("padding", "truncation"):
-        if doc.get(key) is not None:
-            metadata[key] = doc[key]
     vocab = VocabData(
-        source=source, format="hf_json", model=family, tokens=tokens, token_types=types,
-        scores=scores, merges=merges, token_bytes=token_bytes,
-        pre=pre if pre is not None else pre_name,
-        normalizer=normalizer, options=options, specials=specials, added_tokens=added, metadata=metadata,
+        source=source, format="hf_json", model=table.family, tokens=table.tokens, token_types=table.types,
+        scores=table.scores, merges=table.merges, token_bytes=table.token_bytes,
+        pre=pre if pre is not None else table.pre_name, normalizer=table.normalizer, options=table.options,
+        specials=specials, added_tokens=added, metadata=_metadata(doc, kind, table, framing, raw_text),
     )
     _apply_framing(vocab, framing)
     return vocab
