@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 import time
+from contextlib import contextmanager
 
 # suite name -> module with a ``main(argv) -> int`` function
 SUITES = {
@@ -37,25 +39,54 @@ QUICK_ARGS = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labkit.bench", description=__doc__)
+@contextmanager
+def _named(prog: str):
+    """Suites name their parsers ``python -m labkit.bench SUITE``; when called as ``prog``
+    (``labkit bench``), say that instead in usage and errors."""
+    original = argparse.ArgumentParser.__init__
+
+    def renamed(self, *args, **kwargs):
+        if isinstance(kwargs.get("prog"), str) and kwargs["prog"].startswith(DEFAULT_PROG):
+            kwargs["prog"] = prog + kwargs["prog"][len(DEFAULT_PROG):]
+        original(self, *args, **kwargs)
+
+    argparse.ArgumentParser.__init__ = renamed
+    try:
+        yield
+    finally:
+        argparse.ArgumentParser.__init__ = original
+
+
+DEFAULT_PROG = "python -m labkit.bench"
+
+
+def main(argv: list[str] | None = None, prog: str = DEFAULT_PROG) -> int:
+    """Run a suite (or ``all``). ``--quick`` and ``--full`` may stand anywhere on the line;
+    every other option goes to the suite, before or after its name."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    flags = {flag: flag in argv for flag in ("--quick", "--full")}
+    argv = [arg for arg in argv if arg not in flags]
+    names = [arg for arg in argv if arg in SUITES or arg == "all"]
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("suite", choices=[*SUITES, "all"])
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the suite")
     parser.add_argument("--quick", action="store_true", help="small inputs (see QUICK_ARGS); the default for all")
     parser.add_argument("--full", action="store_true", help="with all: every suite at its full size")
-    args = parser.parse_args(argv)
-    for flag in ("--quick", "--full"):  # `all --quick` reads as well as `--quick all`
-        if args.suite == "all" and flag in args.rest:
-            args.rest.remove(flag)
-            setattr(args, flag[2:], True)
-    quick = args.quick or (args.suite == "all" and not args.full)
-    names = list(SUITES) if args.suite == "all" else [args.suite]
+    if not names:
+        if any(arg in ("-h", "--help") for arg in argv) or not argv:
+            parser.parse_args(argv)  # prints help, or the missing-suite error, and exits
+        parser.error(f"choose a suite: {', '.join([*SUITES, 'all'])} (got {' '.join(argv)})")
+    suite = names[0]
+    rest = argv[: argv.index(suite)] + argv[argv.index(suite) + 1 :]
+    quick = flags["--quick"] or (suite == "all" and not flags["--full"])
+    selected = list(SUITES) if suite == "all" else [suite]
     status = 0
     started = time.perf_counter()
-    for name in names:
+    for name in selected:
         module = importlib.import_module(SUITES[name])
         print(f"== {name}{' (quick inputs)' if quick else ''} ==", flush=True)
-        status |= module.main([*QUICK_ARGS.get(name, []), *args.rest] if quick else args.rest) or 0
-    if len(names) > 1:
-        print(f"\n{len(names)} suites in {time.perf_counter() - started:.0f} s", flush=True)
+        with _named(prog):
+            status |= module.main([*QUICK_ARGS.get(name, []), *rest] if quick else rest) or 0
+    if len(selected) > 1:
+        print(f"\n{len(selected)} suites in {time.perf_counter() - started:.0f} s", flush=True)
     return status

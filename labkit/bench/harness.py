@@ -22,11 +22,14 @@ LABKIT_PLAN = (("cold", "encode"), ("warm", "encode"), ("warm", "encode_ordinary
 
 
 def corpus(megabytes: float = 1.0) -> str:
-    """botchan.txt repeated to about ``megabytes`` MB of UTF-8."""
+    """botchan.txt repeated, then cut at a line end, to about ``megabytes`` MB of UTF-8 (a size
+    below one copy of botchan gives its first lines, not the whole book)."""
     text = data_path("corpus/botchan.txt").read_text(encoding="utf-8")
+    target = max(1, int(megabytes * 1_000_000))
     size = len(text.encode("utf-8"))
-    copies = max(1, round(megabytes * 1_000_000 / size))
-    return text * copies
+    data = (text * (target // size + 1)).encode("utf-8")[:target].decode("utf-8", "ignore")
+    line_end = data.rfind("\n")
+    return data[: line_end + 1] if line_end > 0 else data
 
 
 def corpus_lines() -> list[str]:
@@ -178,6 +181,8 @@ def throughput_main(argv: list[str] | None, *, suite: str, doc: str, vocabs: Seq
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (median)")
     parser.add_argument("--vocab", action="append", choices=list(vocabs), help="vocab(s) to run (default: all)")
     args = parser.parse_args(argv or [])
+    if not 0 < args.mb <= 1000 or args.repeat < 1:
+        parser.error(f"--mb must be in (0, 1000] and --repeat >= 1, got --mb {args.mb} --repeat {args.repeat}")
     single_thread()
     work, description = workload(args.mb)
     print(f"{description}; median of {args.repeat}, single thread")
