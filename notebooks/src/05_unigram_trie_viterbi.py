@@ -328,3 +328,49 @@ check_botchan_tokens("Botchan", ["▁B", "ot", "ch", "an"])
 # - Rounding decides exact ties. sentencepiece sums in floats and llama.cpp in doubles,
 #   and labkit matches sentencepiece on every *Botchan* line and on a freshly trained
 #   model.
+
+# %% [markdown]
+# ## 13. The lattice explorer: k best, samples, every segmentation
+#
+# The same lattice holds more than the best path. The explorer below shows every
+# candidate piece with its score (arcs), the Viterbi path (red), the k best paths (A*
+# search, blue) and paths drawn at random with probability proportional to
+# `exp(alpha · score)` (green); for short strings, a table ranks every segmentation with
+# its probability. Pick a vocabulary: the shipped botchan model, one trained here in a
+# second (`labkit.algorithms.unigram_train`, notebook 13 shows how it works), or any
+# Unigram file (type its path and press *load file*). Small `alpha` spreads the
+# probability over many segmentations; large `alpha` puts it all on the Viterbi path.
+# The widget needs a live kernel; the static figure and table after it are the fallback.
+
+# %%
+from labkit.algorithms.unigram_sampling import UnigramSampler
+from labkit.algorithms.unigram_train import default_normalizer, train_unigram
+from labkit.paths import data_path
+
+botchan_lines = data_path("corpus/botchan.txt").read_text(encoding="utf-8").split("\n")
+small = train_unigram(botchan_lines[:1500], 400)
+vocabularies = {
+    "botchan-unigram": UnigramSampler.load("botchan-unigram"),
+    "trained here (400 pieces)": UnigramSampler(small.model(), default_normalizer().normalize),
+}
+print(f"trained {len(small.pieces)} pieces from {1500} lines")
+
+# %% tags=["nbval-ignore-output"]
+from labkit.viz.lattice_explorer import LatticeExplorer
+
+LatticeExplorer(vocabularies, text="What is LoRA?")
+
+# %%
+from labkit.viz.lattice_explorer import draw_paths, paths_table
+
+draw_paths(vocabularies["botchan-unigram"], "What is LoRA?", k=3, alpha=0.2, samples=3, seed=0)
+plt.show()
+pd.DataFrame(paths_table(vocabularies["botchan-unigram"], "Botchan", 0.2, limit=8)).set_index("rank")
+
+# %%
+flat = paths_table(vocabularies["botchan-unigram"], "Botchan", 0.2, limit=1000)
+sharp = paths_table(vocabularies["botchan-unigram"], "Botchan", 2.0, limit=1000)
+print(f"'Botchan': {len(flat)} segmentations; the best one has probability "
+      f"{flat[0]['probability']:.3f} at alpha=0.2 and {sharp[0]['probability']:.3f} at alpha=2")
+assert flat[0]["segmentation"] == sharp[0]["segmentation"] == " | ".join(tok.encode("Botchan").tokens)
+assert flat[0]["probability"] < 0.5 < sharp[0]["probability"]
