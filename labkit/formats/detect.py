@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core import FormatError, LabkitError, VocabData
-from labkit.formats.files import read_bytes
+from labkit.formats.files import check_regular_file, read_bytes
 from labkit.formats.hf_config import apply_folder_files, apply_template_files
 from labkit.formats.hf_json import UTF8_BOM, parse_json
 
@@ -230,6 +230,7 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
 
 
 def _read_head(path: Path, size: int) -> bytes:
+    check_regular_file(path, limit=1 << 62)  # a pipe would block the read; size is checked by the reader
     try:
         with open(path, "rb") as handle:
             return handle.read(size)

@@ -1,33 +1,75 @@
-"""Reading a tokenizer file's bytes, the same way for every reader.
+"""Reading a tokenizer file's bytes, the same way for every reader: a regular file only, its
+size checked against the format's limit before a byte is read.
 
 Example: ``file_bytes("data/tiktoken/cl100k_base.tiktoken")[:4]`` -> ``b'IQ== '``
 Introduced in notebook ``11_factory_formats_hub``.
 """
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import stat
 
 from labkit.core import FormatError
 
+MiB = 1 << 20
+# the largest file each reader accepts; real ones are far smaller (a 256k-token
+# tokenizer.json is about 35 MiB, a .model 5 MiB, cl100k's .tiktoken 1.7 MiB)
+SIZE_LIMITS = {
+    "tokenizer.json": 128 * MiB,
+    "spm_model": 64 * MiB,
+    "tiktoken": 64 * MiB,
+    "vocab_merges": 128 * MiB,
+    "vocab.txt": 32 * MiB,
+    "file": 128 * MiB,
+}
 
-def read_bytes(path) -> bytes:
-    """A file's bytes; a missing or unreadable file is a FormatError naming it.
 
-    Example: ``read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"))[:5]`` -> ``b'[PAD]'``
+def check_regular_file(path, limit: int | None = None, what: str = "file") -> int:
+    """The size of ``path`` after checking it is a regular file within ``limit`` bytes; a
+    pipe, device, socket or folder (which would block or never end) or a file too large is
+    a FormatError naming it, raised before anything is read.
+
+    Example: ``check_regular_file("/dev/zero")`` raises ``FormatError: /dev/zero: not a regular file``
     """
     try:
-        return Path(path).read_bytes()
+        info = os.stat(path)
     except OSError as exc:
         raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise FormatError(f"{path}: not a regular file (a folder, pipe, device or socket)")
+    limit = SIZE_LIMITS[what] if limit is None else limit
+    if info.st_size > limit:
+        raise FormatError(f"{path}: {info.st_size:,} bytes is more than the {limit:,} a {what} may have")
+    return info.st_size
 
 
-def file_bytes(path, data: bytes | None = None) -> bytes:
+def read_bytes(path, what: str = "file", limit: int | None = None) -> bytes:
+    """A regular file's bytes within the ``what`` size limit; a missing, unreadable,
+    special or oversized file is a FormatError naming it.
+
+    Example: ``read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"), "vocab.txt")[:5]`` -> ``b'[PAD]'``
+    """
+    limit = SIZE_LIMITS[what] if limit is None else limit
+    check_regular_file(path, limit, what)
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since the stat
+                raise FormatError(f"{path}: not a regular file")
+            data = handle.read(limit + 1)  # the file may grow between stat and read
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise FormatError(f"{path}: more than the {limit:,} bytes a {what} may have")
+    return data
+
+
+def file_bytes(path, data: bytes | None = None, what: str = "file") -> bytes:
     """``data`` if given (already read), else the file's bytes; an empty file is a FormatError.
 
     Example: ``file_bytes(p, b"")`` raises ``FormatError: p: file is empty``
     """
     if data is None:
-        data = read_bytes(path)
+        data = read_bytes(path, what)
     if not data:
         raise FormatError(f"{path}: file is empty")
     return data

@@ -47,6 +47,18 @@ _ARRAY_CODE = {
     VT.INT64: "q", VT.FLOAT64: "d",
 }
 _MAX_DEPTH = 4  # arrays of arrays are legal; deeper nesting is a corrupt file
+# the array-valued keys gguf_to_vocab reads; any other array is skipped, never built
+_ARRAYS_USED = frozenset({TK.LIST, TK.TOKEN_TYPE, TK.SCORES, TK.MERGES, TK.PRECOMPILED_CHARSMAP})
+
+
+class SkippedArray(tuple):
+    """Stands for an array under a key labkit does not read: (item type, count), never built.
+
+    Example: ``read_gguf_kv(p)["general.some_table"]`` -> ``SkippedArray(('UINT8', 100000000))``
+    """
+
+    def __new__(cls, item_type: str, count: int):
+        return super().__new__(cls, (item_type, count))
 
 
 class _Cursor:
@@ -98,6 +110,31 @@ class _Cursor:
             return VT(code)
         except ValueError:
             raise self.fail(f"unknown value type {code}") from None
+
+    def skip_array(self) -> "SkippedArray":
+        """Step over an array without building it (a key labkit does not use)."""
+        item_type = self.value_type()
+        count = self.u64()
+        left = len(self.data) - self.pos
+        if item_type in _ARRAY_CODE or item_type == VT.BOOL:
+            size = count * (struct.calcsize(_ARRAY_CODE[item_type]) if item_type in _ARRAY_CODE else 1)
+            if size > left:
+                raise self.fail(f"truncated array of {count} items")
+            self.pos += size
+        elif item_type == VT.STRING:
+            if count * 8 > left:
+                raise self.fail(f"array of {count} items cannot fit in {left} bytes")
+            for index in range(count):
+                n = self.u64()
+                if n > len(self.data) - self.pos:
+                    raise self.fail(f"truncated in string {index} of {count}")
+                self.pos += n
+        else:  # arrays of arrays: rare, small; read and drop
+            if count * 12 > left:
+                raise self.fail(f"array of {count} items cannot fit in {left} bytes")
+            for _ in range(count):
+                self.value(item_type, 1)
+        return SkippedArray(item_type.name, count)
 
     def value(self, vtype: VT, depth: int = 0) -> Any:
         if vtype == VT.STRING:
@@ -151,7 +188,8 @@ class _Cursor:
 
 
 def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
-    """Read every key/value pair of a GGUF file's header into a dict (arrays as lists).
+    """Read every key/value pair of a GGUF file's header into a dict: the tokenizer's arrays
+    as lists, any other array as a SkippedArray (its type and length; never built).
 
     Example: ``len(read_gguf_kv(p)["tokenizer.ggml.tokens"])`` -> ``151936`` for qwen2
     Introduced in notebook ``11_factory_formats_hub``.
@@ -188,7 +226,12 @@ def _read_kv(data, source: str) -> dict[str, Any]:
         cur.key = f"(key #{index})"
         key = cur.string()
         cur.key = key
-        kv[key] = cur.value(cur.value_type())
+        vtype = cur.value_type()
+        if vtype == VT.ARRAY and key not in _ARRAYS_USED:
+            # only the tokenizer's own arrays are ever used: a 100 MB array elsewhere is stepped over
+            kv[key] = cur.skip_array()
+        else:
+            kv[key] = cur.value(vtype)
     return kv
 
 
@@ -262,6 +305,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         if any(len(pair) != 2 for pair in merges):
             index = next(i for i, pair in enumerate(merges) if len(pair) != 2)
             raise FormatError(f"{source}: merge #{index} {raw_merges[index]!r} is not 'left right'")
+        _check_merges_name_tokens(merges, tokens, source)
 
     def special_id(key: str) -> int | None:
         value = _get(kv, key, int, source)
@@ -342,6 +386,16 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     if templates:
         set_chat_templates(vocab, templates, f"{source}: {GGUF_TEMPLATE_KEY}")
     return vocab
+
+
+def _check_merges_name_tokens(merges: list[tuple[str, str]], tokens: list[str], source: str) -> None:
+    """A merge whose halves or result are not tokens is a corrupt file (tokenizers refuses
+    it too: "merge token out of vocabulary"); say which merge."""
+    known = set(tokens)
+    for index, (left, right) in enumerate(merges):
+        for part in (left, right, left + right):
+            if part not in known:
+                raise FormatError(f"{source}: merge #{index} {left!r} {right!r} names {part!r}, which is not a token")
 
 
 def read_gguf(path, *, pre: str | None = None, data: bytes | None = None) -> VocabData:

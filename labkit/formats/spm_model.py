@@ -13,6 +13,7 @@ Example: ``read_spm_model("data/sentencepiece/botchan_en_bpe_1000.model").model`
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any
 
@@ -223,6 +224,10 @@ def _read_piece(wire: _Wire, index: int) -> tuple[str, float, int]:
             wire.raw_value(wtype)  # an extension we do not need
     if piece is None:
         raise wire.fail(f"piece #{index} has no text")
+    if not math.isfinite(score):
+        # an infinite or NaN score makes every path through the lattice the same (or none):
+        # refused here, before any engine sums it (the Unigram engine bounds finite scores)
+        raise wire.fail(f"piece #{index} {piece!r} has score {score}, not a finite number")
     if ptype not in _KNOWN_PIECE_TYPES:
         raise wire.fail(f"piece #{index} {piece!r} has unknown type {ptype}")
     return piece, score, ptype
@@ -282,6 +287,13 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
         name = _MODEL_TYPE_NAMES.get(model_type, f"type {model_type}")
         raise FormatError(f"{source}: SentencePiece model type {name!r} is not supported (labkit reads unigram, bpe, word and char)")
     tokens = [p for p, _, _ in pieces]
+    if len(set(tokens)) != len(tokens):
+        # sentencepiece refuses such a model ("piece is already defined")
+        seen: dict[str, int] = {}
+        for index, piece in enumerate(tokens):
+            if piece in seen:
+                raise FormatError(f"{source}: piece #{index} {piece!r} repeats piece #{seen[piece]}; sentencepiece refuses duplicates")
+            seen[piece] = index
     scores = [s for _, s, _ in pieces]
     types = [t for _, _, t in pieces]
     n = len(tokens)
@@ -349,7 +361,7 @@ def read_spm_model(path, *, data: bytes | None = None) -> VocabData:
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
-    data = file_bytes(path, data)
+    data = file_bytes(path, data, "spm_model")
     return model_proto_to_vocab(parse_model_proto(data, source), source)
 
 

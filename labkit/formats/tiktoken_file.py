@@ -166,7 +166,7 @@ def read_tiktoken(path, *, pre: str | None = None, data: bytes | None = None) ->
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)
-    data = file_bytes(path, data)
+    data = file_bytes(path, data, "tiktoken")
     digest = hashlib.sha256(data).hexdigest()
     name = identify_encoding(digest, source)
     ranks = parse_tiktoken_ranks(data, source)
