@@ -174,6 +174,96 @@ for b in (0x20, 0x0A, 0xE6, 0xF0):
     print(f"byte 0x{b:02X}:  GPT-2 {table[b]!r:6}  SentencePiece {byte_fallback_piece(b)!r}")
 
 # %% [markdown]
+# ## 6. The byte map in vocabularies people bring
+#
+# Two things the byte map implies that a vocabulary may test. First, an *added* token is stored
+# as text, but `tokenizers`' ByteLevel decoder maps every character of the byte alphabet to its
+# byte, added tokens included: a token spelled `über` decodes to byte 0xFC (`ü` stands for it)
+# plus `ber`, which is not valid UTF-8. Second, some real byte-level vocabularies lack a few
+# single-byte tokens (0x0B, or lead bytes 0xF1/0xF2 that no text in their training data used);
+# `tokenizers` then drops that byte and encodes the rest, and labkit does the same.
+
+# %%
+from labkit.algorithms.bytes_unicode import decode_like_byte_level
+
+print(decode_like_byte_level("über"), decode_like_byte_level("<|im_end|>"))
+assert decode_like_byte_level("über") == b"\xfcber" and decode_like_byte_level("<|im_end|>") == b"<|im_end|>"
+assert decode_like_byte_level("über").decode("utf-8", "replace") == "\ufffdber"
+
+# %% [markdown]
+# ## 7. Which Unicode? Three character databases
+#
+# Byte-level tokenizers ask Unicode two questions: *which class is this character* (letter,
+# number, mark: the split regexes of notebook 02) and *what is its normal form* (NFC, for
+# Qwen2 and others). Python's `unicodedata`, the `regex` module and the Oniguruma engine inside
+# `tokenizers` each carry their own copy of the Unicode database, of different ages. Measured
+# here, not assumed:
+
+# %%
+import unicodedata
+
+import regex
+from tokenizers import Regex, normalizers
+from tokenizers import pre_tokenizers as hf_pre
+
+from labkit.algorithms.pretokenize import REFERENCE_STARTERS, nfc_with_offsets, reference_nfc
+
+print("Python unicodedata:", unicodedata.unidata_version)
+reference_nfc_step = normalizers.NFC()
+marks = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF
+         and (unicodedata.combining(chr(cp)) or unicodedata.decomposition(chr(cp)))]
+probes = ("a{}\u0334", "a\u05b0{}", "{}", "a{}\u0323", "a\u0301{}")
+nfc_gap = sorted(cp for cp in marks if any(
+    reference_nfc_step.normalize_str(p.format(chr(cp))) != unicodedata.normalize("NFC", p.format(chr(cp))) for p in probes))
+print(f"{len(marks)} marks and decomposable characters probed; tokenizers' NFC differs from Python's on {len(nfc_gap)}:")
+print(" ", ", ".join(f"U+{cp:04X}" for cp in nfc_gap[:12]), "...")
+assert set(nfc_gap) == REFERENCE_STARTERS and len(nfc_gap) == 98
+
+# %% [markdown]
+# All 98 are combining marks Python (Unicode 14) gives a combining class, while `tokenizers`'
+# normalisation tables are older and treat them as plain starters, so Python would *reorder*
+# them and `tokenizers` does not. labkit's NFC follows the reference: it treats exactly these
+# as starters (`reference_nfc`), so `'\u0898\u0899'` keeps its order on every engine:
+
+# %%
+pair = "\u0898\u0899"
+print("Python NFC reorders:", [f"U+{ord(c):04X}" for c in unicodedata.normalize("NFC", pair)],
+      " tokenizers keeps:", [f"U+{ord(c):04X}" for c in reference_nfc_step.normalize_str(pair)])
+qwen_ids = {engine: labkit.load("qwen2", engine=engine).encode(pair).ids for engine in ("labkit", "hf", "tiktoken")}
+print(qwen_ids)
+assert reference_nfc(pair) == reference_nfc_step.normalize_str(pair) == pair
+assert qwen_ids["labkit"] == qwen_ids["hf"] == qwen_ids["tiktoken"]
+
+# %% [markdown]
+# The offsets of a normalised character follow `tokenizers` too: a composed `é` points at the
+# `e` it starts from, not at both code points.
+
+# %%
+print(nfc_with_offsets("cafe\u0301"))
+assert nfc_with_offsets("cafe\u0301")[1][-1] == (3, 4)
+
+# %% [markdown]
+# The character classes are a gap labkit does **not** close: `regex` (which runs labkit's
+# split patterns) knows code points that Oniguruma (inside `tokenizers`) still calls
+# unassigned. Counted over every code point Python's own database leaves unassigned:
+
+# %%
+unassigned = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) == "Cn")
+gap = {}
+for cls in "LNMPS":
+    newer = "".join(regex.findall(rf"\p{{{cls}}}", unassigned))
+    kept = set("".join(p for p, _ in hf_pre.Split(Regex(rf"\p{{{cls}}}"), behavior="removed").pre_tokenize_str(newer)))
+    gap[cls] = (len(newer), sum(1 for ch in newer if ch in kept))
+for cls, (count, unknown_to_oniguruma) in gap.items():
+    print(f"\\p{{{cls}}}: {count:6,} code points newer than Python's tables; {unknown_to_oniguruma:6,} of them unknown to Oniguruma")
+assert {cls: v[1] for cls, v in gap.items()} == {"L": 17144, "N": 336, "M": 79, "P": 5, "S": 246}
+
+# %% [markdown]
+# Those 17,810 code points were assigned in recent Unicode versions (new scripts mostly);
+# text made of them splits differently in labkit and in `tokenizers`. The gap is pinned by a
+# test (`tests/test_spmgguf_sweep_regressions.py`), so a library upgrade that moves it fails loudly.
+
+# %% [markdown]
 # ## Try it
 # Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
 
@@ -208,4 +298,8 @@ assert not check_gpt2_spelling(" über", " über")
 # * GPT-2's map keeps the 188 visible Latin-1 bytes and moves the 68 others (controls, space,
 #   NBSP, soft hyphen) to U+0100+: hence `Ġ` for a space and `Ċ` for a newline.
 # * SentencePiece writes spaces as `▁` and falls back to `<0xNN>` byte pieces.
+# * Added tokens decode through the byte map too; a byte with no token is dropped, as in `tokenizers`.
+# * Python, `regex` and `tokenizers` carry different Unicode versions: labkit's NFC follows
+#   `tokenizers` (98 marks treated as starters); 17,810 recent code points classified by
+#   `regex` but not by Oniguruma remain a pinned gap.
 # * Next, notebook 02 merges these bytes into tokens with rank BPE.
