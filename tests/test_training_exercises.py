@@ -28,7 +28,7 @@ def test_em_step_matches_the_hand_computation(capsys):
     assert check_em_step(CORPUS, START, START) is False
     assert check_em_step(CORPUS, START, None) is None
     lines = capsys.readouterr().out.split("\n")
-    assert lines[0] == "right" and lines[1].startswith("wrong: ") and lines[2] == "not answered yet"
+    assert lines[0] == "right" and lines[1].startswith("wrong: ") and lines[2].startswith("not answered yet")
 
 
 def test_alpha_limits_checkers_agree_with_sentencepiece():

@@ -15,16 +15,8 @@ from typing import Mapping, Sequence
 
 from labkit.algorithms.unigram_train import edge_marginals
 from labkit.core import LabkitError
+from labkit.exercises import unanswered as _unanswered
 from labkit.exercises import verdict as _verdict
-
-NOT_ANSWERED = "not answered yet"
-
-
-def _unanswered(answer) -> bool:
-    if answer is None or answer is Ellipsis:
-        print(NOT_ANSWERED)
-        return True
-    return False
 
 
 def em_step(corpus: Mapping[str, int], probabilities: Mapping[str, float]) -> dict[str, float]:

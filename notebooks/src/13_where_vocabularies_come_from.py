@@ -401,7 +401,7 @@ pd.DataFrame(rows)
 # ## Try it
 #
 # Each checker prints `right` or `wrong` with a hint (`not answered yet` while the answer
-# is still `None`). Worked answers are in `notebooks/solutions/13_where_vocabularies_come_from.ipynb`.
+# is still `...`). Worked answers are in `notebooks/solutions/13_where_vocabularies_come_from.ipynb`.
 #
 # 1. **One EM step by hand.** The corpus is `ab` ×2, `abc` ×1, `bc` ×1; the pieces `a`, `b`,
 #    `c`, `ab`, `bc` all start at probability 0.2. List each word's segmentations, weight
@@ -416,15 +416,15 @@ pd.DataFrame(rows)
 # %%
 from labkit.exercises.training import check_em_step, check_most_likely_sample, check_spread_at_zero
 
-new_probabilities = None  # e.g. {"a": ..., "b": ..., "c": ..., "ab": ..., "bc": ...}
+new_probabilities = ...  # a dict: {"a": ..., "b": ..., "c": ..., "ab": ..., "bc": ...}
 check_em_step({"ab": 2, "abc": 1, "bc": 1}, dict.fromkeys(["a", "b", "c", "ab", "bc"], 0.2), new_probabilities)
 
 # %%
-most_likely = None  # a list of pieces
+most_likely = ...  # a list of pieces
 check_most_likely_sample("the school", most_likely)
 
 # %%
-each_probability = None  # a number, or a fraction such as "1/7"
+each_probability = ...  # a number, or a fraction such as "1/7"
 check_spread_at_zero("botchan", each_probability)
 
 # %% [markdown]
