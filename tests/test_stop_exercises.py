@@ -34,7 +34,19 @@ def test_check_jail(capsys):
     assert not check_jail("Say Hello world", ["Hello world"], "")  # already stopped
     assert "stopped" in capsys.readouterr().out
     with pytest.raises(LabkitError):
-        check_jail("x", ["x y"], None)
+        check_jail("x", ["x y"], 5)
+
+
+def test_unanswered_exercises_say_so(capsys):
+    assert check_jail("x", ["x y"], None) is None
+    assert check_shown("x", ..., hidden=["y"]) is None
+    assert check_stop_filter(None) is None
+    assert capsys.readouterr().out.splitlines() == ["not answered yet"] * 3
+
+
+def test_a_wrong_filter_is_told_which_chunk(capsys):
+    assert not check_stop_filter(lambda chunks, stops: list(chunks) + [""])
+    assert "after chunk 0 you showed 'Hello'" in capsys.readouterr().out
 
 
 def test_check_shown():

@@ -136,7 +136,7 @@ class AhoCorasick:
     def fail(self, state: int) -> int:
         """The failure link: the state of the longest proper suffix of this state's string.
 
-        Example: ``ac = AhoCorasick(["she", "he"]); ac.prefix_text(ac.fail(3))`` -> ``'he'``
+        Example: ``ac = AhoCorasick(["she", "he"]); ac.prefix_text(ac.fail(ac.scan(ROOT, "sh")[0]))`` -> ``'h'``
         """
         known = self._fail[state]
         if known is not None:
@@ -301,7 +301,7 @@ class AhoCorasick:
         Keys: ``state``, ``text`` (the prefix it stands for), ``fail`` and ``fail_text`` (the
         longest proper suffix that is also a state), ``matches`` (the longest pattern that
         ends here, or None) and ``hold`` (how many characters it keeps in a jail).
-        Example: ``AhoCorasick(["he", "she"]).table()[3]`` -> ``{'state': 3, 'text': 's', ...}``
+        Example: ``AhoCorasick(["he", "she"]).table()[2]`` -> ``{'state': 2, 'text': 's', ...}``
         """
         node = 0
         while node < self.node_count:  # make every node: expanding one appends its children

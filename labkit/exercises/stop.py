@@ -14,12 +14,23 @@ from labkit.core import LabkitError
 from labkit.streaming.stop import StopStringMatcher, stop_reference
 from labkit.exercises import verdict as _verdict
 
+NOT_ANSWERED = "not answered yet"
+
+
+def _unanswered(answer) -> bool:
+    if answer is None or answer is Ellipsis:
+        print(NOT_ANSWERED)
+        return True
+    return False
+
 
 def check_jail(text: str, stops, answer: str) -> bool:
     """After ``text`` has streamed out, what does the jail hold for these stop strings?
 
     Example: ``check_jail("a <|im", ["<|im_end|>"], "<|im")`` -> True
     """
+    if _unanswered(answer):
+        return None
     if not isinstance(answer, str):
         raise LabkitError(f"check_jail: answer must be a str, got {type(answer).__name__}")
     matcher = StopStringMatcher(stops)
@@ -36,6 +47,8 @@ def check_shown(text: str, answer: str, *, hidden=(), visible=()) -> bool:
 
     Example: ``check_shown("ab</a>cd", "ab", hidden=["</a>"])`` -> True
     """
+    if _unanswered(answer):
+        return None
     right, reason = stop_reference(text, hidden, visible)
     where = "no stop occurs" if reason is None else f"the first stop to complete is {reason.value!r}"
     return _verdict(answer == right, f"{where}; a hidden stop is cut off, a visible one kept, the rest dropped")
@@ -64,6 +77,8 @@ def check_stop_filter(fn, *, seed: int = 9, rounds: int = 200) -> bool:
 
     Example: ``check_stop_filter(my_filter)``
     """
+    if _unanswered(fn):
+        return None
     rng = random.Random(seed)
     cases = list(_CASES)
     for _ in range(rounds):
@@ -79,8 +94,23 @@ def check_stop_filter(fn, *, seed: int = 9, rounds: int = 200) -> bool:
         except Exception as exc:  # the reader's code: report, do not crash the notebook
             return _verdict(False, f"fn({chunks!r}, {stops!r}) raised {type(exc).__name__}: {exc}")
         if list(got) != expected:
-            return _verdict(False, f"fn({chunks!r}, {stops!r}) returned {list(got)!r}, expected {expected!r}")
+            return _verdict(False, f"fn({chunks!r}, {stops!r}) returned {list(got)!r}, expected {expected!r}; "
+                                   + _filter_hint(list(got), expected))
     return _verdict(True, "")
+
+
+def _filter_hint(got: list, expected: list[str]) -> str:
+    # which part is wrong: the first output that differs, and the likely mistake
+    if len(got) != len(expected):
+        return (f"{len(got)} outputs for {len(expected)} expected: one per chunk up to the stop, "
+                "plus the released jail at the end when no stop fires")
+    k = next(k for k, (a, b) in enumerate(zip(got, expected)) if a != b)
+    a, b = got[k], expected[k]
+    if isinstance(a, str) and len(a) > len(b):
+        return f"after chunk {k} you showed {a!r}: {a[len(b):]!r} could still be the start of a stop (or is one)"
+    if isinstance(a, str) and len(a) < len(b):
+        return f"after chunk {k} you held back {b[len(a):]!r}, which can no longer become a stop: show it"
+    return f"after chunk {k} the text shown differs"
 
 
 def _expected_releases(chunks, stops) -> list[str]:

@@ -1,5 +1,8 @@
 """Checkers for the "Try it" exercises of notebook 08: each prints right or wrong, and why.
 
+An answer still left as ``None`` or ``...`` prints ``not answered yet`` and returns None; a
+wrong one names the part that is wrong (which id, which byte cut, which kind of id sequence).
+
 Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), labkit.load("qwen2"))`` -> ``True``
 """
 from __future__ import annotations
@@ -23,9 +26,19 @@ UTF8_CASES = (
 )
 
 
+NOT_ANSWERED = "not answered yet"
+
+
 def _say(ok: bool, message: str) -> bool:
     print(("right: " if ok else "wrong: ") + message)
     return ok
+
+
+def _unanswered(answer) -> bool:
+    if answer is None or answer is Ellipsis:
+        print(NOT_ANSWERED)
+        return True
+    return False
 
 
 def check_split_character(tok, ids) -> bool:
@@ -33,7 +46,12 @@ def check_split_character(tok, ids) -> bool:
 
     Example: ``check_split_character(tok, tok.encode("🫨").ids)`` prints ``right: ...``
     """
-    ids = list(ids)
+    if _unanswered(ids):
+        return None
+    try:
+        ids = tok.check_ids(ids, "your ids")
+    except LabkitError as exc:
+        return _say(False, f"not a list of ids of {tok.name}: {exc}")
     whole = tok.decode(ids)
     if not ids or REPLACEMENT in whole:
         return _say(False, f"decode(ids) = {whole!r} should be clean text with no U+FFFD")
@@ -57,6 +75,8 @@ def check_utf8_decoder(make: Callable[[], object]) -> bool:
 
     Example: ``check_utf8_decoder(Utf8StreamDecoder)`` prints ``right: ...``
     """
+    if _unanswered(make):
+        return None
     tried = 0
     for data in UTF8_CASES:
         want = data.decode("utf-8", "replace")
@@ -69,24 +89,36 @@ def check_utf8_decoder(make: Callable[[], object]) -> bool:
             except Exception as exc:  # a learner's code may raise anything; report it
                 return _say(False, f"{parts!r} raised {type(exc).__name__}: {exc}")
             if got != want:
-                return _say(False, f"fed {parts!r}: got {got!r}, want {want!r}")
+                where = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+                return _say(False, f"fed {parts!r}: got {got!r}, want {want!r} (they part at character {where}: "
+                                   f"{_what_went_wrong(data, got, want)})")
     return _say(True, f"{tried} ways of cutting {len(UTF8_CASES)} byte strings all decode like Python")
 
 
-def detokenizer_cases(tok) -> list[list[int]]:
-    """Id sequences that catch the usual streaming bugs, built from ``tok``'s own vocabulary."""
+def _what_went_wrong(data: bytes, got: str, want: str) -> str:
+    # a hint aimed at the likely mistake
+    if got.count(REPLACEMENT) > want.count(REPLACEMENT):
+        return "too many U+FFFD: a character cut between two steps must be held, not replaced"
+    if got.count(REPLACEMENT) < want.count(REPLACEMENT):
+        return "too few U+FFFD: each byte that can never start or continue a character is one U+FFFD"
+    return "the characters differ: is a byte read twice or dropped at a cut?"
+
+
+def detokenizer_cases(tok) -> list[tuple[str, list[int]]]:
+    """Named id sequences that catch the usual streaming bugs, built from ``tok``'s own vocabulary."""
     from labkit.streaming.utf8 import byte_token_ids
 
     text = "Hello world, 中文 🫨 héllo.\n  Done"
-    cases = [list(tok.encode(text).ids), list(tok.encode(" a b c").ids)]
+    cases = [("a sentence with spaces, CJK and an emoji", list(tok.encode(text).ids)),
+             ("words that start with a space", list(tok.encode(" a b c").ids))]
     byte_ids = byte_token_ids(tok)
     if len(byte_ids) == 256:
         word = list(tok.encode(" ok").ids)
         split = [byte_ids[b] for b in "🫨".encode()]
-        cases.append(word + split + word)  # a character split into single-byte ids
-        cases.append(word + split)  # ... at the very end
-        cases.append(word + [byte_ids[0x80]] * 3 + word)  # orphan continuation bytes
-        cases.append(word + [byte_ids[0xE4], byte_ids[0xB8]] + word)  # a character cut short
+        cases.append(("a character split into single-byte ids", word + split + word))
+        cases.append(("a split character at the very end", word + split))
+        cases.append(("orphan continuation bytes (a U+FFFD that never completes)", word + [byte_ids[0x80]] * 3 + word))
+        cases.append(("a character cut short by the next word (the U+FFFD case)", word + [byte_ids[0xE4], byte_ids[0xB8]] + word))
     return cases
 
 
@@ -95,15 +127,24 @@ def check_detokenizer(make: Callable[[object], object], tok) -> bool:
 
     Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), tok)`` prints ``right: ...``
     """
+    if _unanswered(make):
+        return None
     cases = detokenizer_cases(tok)
-    for ids in cases:
+    for name, ids in cases:
         try:
             stream = make(tok)
             chunks = [stream.step(i) for i in ids] + [stream.flush()]
-        except LabkitError as exc:
-            return _say(False, f"ids {ids}: raised {exc}")
+        except Exception as exc:  # a learner's code may raise anything; report it
+            return _say(False, f"{name} ({tok.name} ids {ids}): raised {type(exc).__name__}: {exc}")
         got = "".join(c for c in chunks if c)
         want = tok.decode(ids)
         if got != want:
-            return _say(False, f"ids {ids}: chunks {chunks!r} join to {got!r}, decode gives {want!r}")
-    return _say(True, f"all {len(cases)} id sequences stream to exactly decode(ids)")
+            hint = "chunks joined must equal decode(ids)"
+            if REPLACEMENT in got and REPLACEMENT not in want:
+                hint = "a chunk ending in U+FFFD was emitted too early: hold it until the character completes"
+            elif got.replace(" ", "") == want.replace(" ", ""):
+                hint = "spaces differ: decode each new id after a few ids of context, never alone"
+            elif len(got) < len(want):
+                hint = "text is missing: held ids must come out later (diff from where the last chunk ended) or at flush"
+            return _say(False, f"{name} ({tok.name}): chunks {chunks!r} join to {got!r}, decode gives {want!r}; {hint}")
+    return _say(True, f"all {len(cases)} kinds of id sequence stream to exactly decode(ids) on {tok.name}")

@@ -17,7 +17,7 @@ print(labkit.__version__)
 # 2. Hold back an unfinished UTF-8 character (a byte-buffer decoder) and know where that is not enough.
 # 3. Trace the window-diff detokenizer token by token, reproduce its U+FFFD bug on the 🫨 of Qwen2, and fix it.
 # 4. Use `labkit.DecodeStream` (prefix/read offsets) and `labkit.Sequence`, and check them against `tokenizers`.
-# 5. Recognise the seven pitfalls, each shown by a cell, and strip `<think>` blocks from a stream.
+# 5. Recognise eleven pitfalls, each shown by a cell, and strip `<think>` blocks from a stream.
 #
 # The promise every streaming decoder must keep, and that the tests of this package check
 # with random ids on every shipped vocabulary and engine:
@@ -69,6 +69,11 @@ pieces = pd.DataFrame(
      "bytes": [token_bytes(qwen, i) for i in ids], "decoded alone": [repr(qwen.decode([i])) for i in ids]}
 )
 pieces
+
+# %%
+alone_ids = qwen.encode(shaking).ids
+print(f"qwen2.encode({shaking}) -> {alone_ids}")
+assert alone_ids == [9284, 104, 101]
 
 # %%
 whole = [i for i in range(qwen.vocab_size) if shaking.encode() in token_bytes(qwen, i)]
@@ -221,6 +226,79 @@ assert not keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=False), found)
 assert keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=True), found)
 
 # %% [markdown]
+# **The window diff as a small server shipped it.** mini_sglang's detokenizer (described in
+# the seed of this book) has the same window diff, a fallback for the lost character, and a
+# `flush` that emits "the rest of the last window". The cell below is our own code written
+# from that description, not theirs: the window diff of *K* = 4 ids as above; the fallback,
+# when the diff is empty, decodes *all* ids and emits what goes past the text sent so far;
+# and `flush` finds where the last window starts in the output by decoding the ids before it,
+# and emits the window's text from the first character not yet sent.
+
+# %%
+class ShippedWindowDiff:
+    """Window diff with an O(N) fallback and a flush that locates the last window by character count."""
+
+    def __init__(self, tok, k=4, fallback=False):
+        self.tok, self.k, self.fallback, self.ids, self.sent, self.decoded = tok, k, fallback, [], "", 0
+
+    def _decode(self, ids):
+        self.decoded += len(ids)  # the work: ids decoded
+        return self.tok.decode(ids)
+
+    def step(self, token_id):
+        self.ids.append(token_id)
+        window, before = self._decode(self.ids[-self.k:]), self._decode(self.ids[-self.k:-1])
+        if window.endswith("\ufffd"):
+            return None  # maybe an unfinished character: wait
+        new = window[len(before):]
+        if not new and self.fallback:  # the lost character: decode everything (O(N) this step)
+            new = self._decode(self.ids)[len(self.sent):]
+        self.sent += new
+        return new or None
+
+    def flush(self):
+        window = self._decode(self.ids[-self.k:])
+        start = len(self._decode(self.ids[: -self.k]))  # where the window starts, in characters
+        rest = window[len(self.sent) - start:]
+        self.sent += rest
+        return rest or None
+
+
+shipped = ShippedWindowDiff(qwen)
+steps = stream_chunks(shipped, ids_q)
+print("chunks:", steps)
+print(f"joined: {joined(steps)}    decode(all): {qwen.decode(ids_q)}")
+assert steps[-1] == "ay" and joined(steps) == "I am todayay"
+
+# %% [markdown]
+# 🫨 is lost in `step` (the bug above), so the text sent is two characters short, `flush`
+# lands two characters early in the last window `' 🫨 today'`, and sends `"ay"` again:
+# *todayay*. With the fallback on, the lost character comes back, at the price of decoding
+# every id so far whenever the diff is empty: below, a Chinese text written as single-byte
+# tokens (every character ends with an empty diff), the ids decoded per token grow with the
+# position, O(N) per step and O(N²) in all.
+
+# %%
+with_fallback = ShippedWindowDiff(qwen, fallback=True)
+assert joined(stream_chunks(with_fallback, ids_q)) == qwen.decode(ids_q)
+cjk_text = "中文字" * 200
+cjk_bytes = [byte_token_ids(qwen)[b] for b in cjk_text.encode()]
+work = []
+for n_ids in (300, 600, 1200):
+    d = ShippedWindowDiff(qwen, fallback=True)
+    for i in cjk_bytes[:n_ids]:
+        d.step(i)
+    work.append({"ids streamed": n_ids, "ids decoded in all": d.decoded, "per id": round(d.decoded / n_ids, 1)})
+display(pd.DataFrame(work))
+assert work[2]["per id"] > 3 * work[0]["per id"]
+s_cjk = labkit.DecodeStream(qwen)
+assert "".join(s_cjk.step_batch(cjk_bytes)) + (s_cjk.flush() or "") == cjk_text and s_cjk.max_window <= 8
+
+# %% [markdown]
+# The fix is the fallback of `WindowDiffDecoder` above, which diffs from the read offset
+# (a few ids of context, never all of them), and that is `DecodeStream`: its widest window
+# on the same Chinese bytes is the last assertion.
+#
 # ## 6. `DecodeStream`: the prefix and read offsets
 #
 # The fixed window-diff *is* the algorithm TGI, vLLM, `tokenizers` and the SGLang router
@@ -236,8 +314,63 @@ assert keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=True), found)
 # `prefix_text` only if the text is longer *and* does not end in U+FFFD; then
 # `prefix_offset` moves to the old `read_offset` and `read_offset` to the end. The first
 # window starts 5 ids back into the prompt, so the first new word gets its space.
-# `labkit.DecodeStream` adds two refinements, shown in the pitfalls below: a long held tail
-# is settled in bounded pieces, and a decoder that re-renders whole byte runs is detected.
+# `labkit.DecodeStream` adds refinements, shown in the pitfalls below: a long held tail
+# is settled in bounded pieces, a decoder that re-renders whole byte runs is detected, a run
+# is held only up to 64 bytes, and decodes of short windows are remembered.
+#
+# The algorithm itself, on the page (the package keeps the same loop as
+# `labkit.streaming.decode_stream.SimpleDecodeStream`):
+
+# %%
+class TextbookDecodeStream:
+    """Prefix/read offsets: decode ids[prefix:] and ids[prefix:read], emit the difference."""
+
+    def __init__(self, tok, prompt_ids=()):
+        self.tok, self.ids = tok, list(prompt_ids)
+        self.prefix = max(0, len(self.ids) - 5)  # 5 ids of the prompt as context
+        self.read = len(self.ids)
+
+    def step(self, token_id):
+        self.ids.append(token_id)
+        prefix_text = self.tok.decode(self.ids[self.prefix:self.read])
+        new_text = self.tok.decode(self.ids[self.prefix:])
+        if len(new_text) > len(prefix_text) and not new_text.endswith("\ufffd"):
+            self.prefix, self.read = self.read, len(self.ids)
+            return new_text[len(prefix_text):]
+        return None  # nothing new, or an unfinished character: wait
+
+    def flush(self):
+        prefix_text = self.tok.decode(self.ids[self.prefix:self.read])
+        rest = self.tok.decode(self.ids[self.prefix:])[len(prefix_text):]
+        self.prefix, self.read = self.read, len(self.ids)
+        return rest or None
+
+
+from labkit.bench.harness import corpus
+
+corpus_lines = [line for line in corpus(0.01).splitlines() if line.strip()][:25] + [sentence, "Été 🫨 中文 don't ( x ) !"]
+agree = []
+for tok in (qwen, llama, labkit.load("gpt2"), labkit.load("bert-bge"), labkit.load("llama-spm")):
+    same_chunks = 0
+    for line in corpus_lines:
+        line_ids = tok.encode(line).ids
+        cut = len(line_ids) // 3
+        mine = stream_chunks(TextbookDecodeStream(tok, line_ids[:cut]), line_ids[cut:])
+        theirs = stream_chunks(labkit.DecodeStream(tok, line_ids[:cut]), line_ids[cut:])
+        assert joined(mine) == joined(theirs) == tok.decode(line_ids)[len(tok.decode(line_ids[:cut])):]
+        same_chunks += mine == theirs
+    agree.append({"vocab": tok.name, "engine": tok.engine, "lines": len(corpus_lines), "same text": len(corpus_lines),
+                  "same chunks": same_chunks})
+assert all(row["same chunks"] == row["lines"] for row in agree[:4]) and agree[4]["same chunks"] < agree[4]["lines"]
+pd.DataFrame(agree)
+
+# %% [markdown]
+# Same text on every line, and the same chunks except on Llama-2 with the labkit engine,
+# whose decoder renders a `<0xNN>` byte run all or nothing: there `DecodeStream` holds a
+# newline byte until the run ends (pitfall 6). What the fast version adds is speed and
+# bounds: remembered decodes (a window of up to three ids is looked up, not decoded), a fast
+# path that emits a byte-level token's own text when nothing is held, a held tail settled in
+# bounded pieces (pitfall 5), and byte runs held at most 64 bytes.
 
 # %%
 def decode_stream_trace(tok, ids, prompt=()):
@@ -322,7 +455,7 @@ assert [row["differ (byte piece held)"] for row in summary[:3]] == [0, 0, 0]
 pd.DataFrame(llama_diffs).head(5)
 
 # %% [markdown]
-# ## 8. The seven pitfalls, one cell each
+# ## 8. Eleven pitfalls, one cell each
 #
 # **Pitfall 1: characters split over ids.** Per-token decoding shows U+FFFD for every piece
 # (section 2). Byte-level BPE does this to every character its vocabulary lacks, and a
@@ -519,6 +652,38 @@ assert reference_steps[2] == "'é'" and "Invalid prefix" in reference_steps[-1]
 assert joined(stream_chunks(labkit.DecodeStream(llama_hf), run_ids)) == llama_hf.decode(run_ids)
 
 # %% [markdown]
+# Holding a run until it ends has no bound: 1,500 Chinese characters written as byte pieces
+# would show nothing until `flush`, and every step would decode the whole run (O(N²)). So
+# `DecodeStream` holds a run only up to 64 bytes (`MAX_RUN_BYTES`). Past that, at the next
+# character boundary it emits the run's complete characters and carries on as if a new run
+# started there; a run that already holds an invalid byte is emitted, and each later byte of
+# it is one U+FFFD, as the decoder renders it. That is exact in every case but one, pinned
+# below and in `tests/test_streaming_long_runs.py`: a run that is valid for more than 64 bytes
+# and *then* gets an invalid byte. `decode(all)` turns the whole run into U+FFFD; the stream
+# has already shown the first characters, and cannot take them back.
+
+# %%
+from labkit.streaming.decode_stream import MAX_RUN_BYTES
+
+valid_then_bad = [lb[b] for b in ("é" * 35).encode()] + [lb[0x80]]  # 70 valid bytes, then 0x80
+long_run = labkit.DecodeStream(llama_hf)
+chunks_run = stream_chunks(long_run, valid_then_bad)
+first_out = next(k for k, c in enumerate(chunks_run) if c)
+streamed_run, whole_run = joined(chunks_run), llama_hf.decode(valid_then_bad)
+print(f"bound {MAX_RUN_BYTES} bytes; first text after {first_out + 1} byte pieces; widest window {long_run.max_window}")
+print("stream:     ", streamed_run)
+print("decode(all):", whole_run)
+assert whole_run == "\ufffd" * 71 and streamed_run != whole_run
+assert streamed_run.rstrip("\ufffd") == "é" * 33 and first_out + 1 == MAX_RUN_BYTES + 2
+cjk_run = [lb[b] for b in ("中文字" * 500).encode()]
+cjk_stream = labkit.DecodeStream(llama_hf)
+cjk_chunks = stream_chunks(cjk_stream, cjk_run)
+print(f"1,500 CJK characters as {len(cjk_run):,} byte pieces: {sum(1 for c in cjk_chunks[:-1] if c)} chunks before flush, "
+      f"widest window {cjk_stream.max_window}")
+assert joined(cjk_chunks) == "中文字" * 500 and sum(1 for c in cjk_chunks[:-1] if c) >= 50
+assert cjk_stream.max_window <= MAX_RUN_BYTES + 4
+
+# %% [markdown]
 # **Pitfall 7: the first id after the prompt needs the prompt.** Streaming the answer with
 # no context loses the space of its first word (SentencePiece), and a context of skipped
 # special tokens is no context at all. `DecodeStream` starts 5 ids back into the prompt, and
@@ -538,6 +703,95 @@ s = labkit.DecodeStream(llama, prompt_ids=blind, skip_special_tokens=True)
 got = joined(stream_chunks(s, answer_l))
 print(repr(got), repr(llama.decode(blind + answer_l, skip_special_tokens=True)[len(llama.decode(blind, skip_special_tokens=True)):]))
 assert got == want
+
+# %% [markdown]
+# **Pitfall 8: `skip_special_tokens` mid-stream.** A special token in the middle of the
+# output (an `<|im_end|>` a model writes and keeps going, a `<s>` of a sampler's glue) is
+# removed by `skip_special_tokens`, but not without a trace: a SentencePiece decoder treats
+# it as a boundary, and a bare `▁` before it reads as nothing until text follows. Llama-2
+# ids `[29871] + [1] * 8 + [664]` (`▁`, eight `<s>`, `▁work`) decode to `' work'`; a stream
+# that settles the long silent tail by dropping it loses the space (labkit did, before the
+# regression test `tests/test_streaming_skip_specials.py`). Per-token decoding loses it too.
+
+# %%
+silent_case = [29871] + [1] * 8 + [664]
+for engine in ("labkit", "hf", "sentencepiece"):
+    tok = labkit.load("llama-spm", engine=engine)
+    want = tok.decode(silent_case, skip_special_tokens=True)
+    got = joined(stream_chunks(labkit.DecodeStream(tok, skip_special_tokens=True), silent_case))
+    alone = joined(stream_chunks(PerTokenDecoder(tok, skip_special_tokens=True), silent_case))
+    print(f"{engine:14} decode: {want!r}  DecodeStream: {got!r}  per token: {alone!r}")
+    assert got == want == " work" and alone != want
+mid = qwen.encode("Yes.<|im_end|> And more").ids
+mid_stream = joined(stream_chunks(labkit.DecodeStream(qwen, skip_special_tokens=True), mid))
+assert mid_stream == qwen.decode(mid, skip_special_tokens=True) == "Yes. And more"
+
+# %% [markdown]
+# **Pitfall 9: `clean_up_tokenization_spaces` on chunks.** `transformers` can post-process a
+# whole decode by removing a space before punctuation and contractions (`" ."` -> `"."`,
+# `" n't"` -> `"n't"`, ...). Applied per chunk it gives a different text than applied to the
+# whole, because the space and the punctuation arrive in different chunks. (`tokenizers`'
+# WordPiece decoder already applies such rules token by token, which is why `,` and `?` come
+# out without a space below; labkit's `decode` follows the tokenizer file's decoder and never
+# adds the `transformers` option.) A server that offers it must apply it to the joined text,
+# never to chunks. The rules below are the `transformers` list, written out.
+
+# %%
+CLEANUP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+           (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]
+
+
+def clean_up(text):
+    for before, after in CLEANUP:
+        text = text.replace(before, after)
+    return text
+
+
+bert_ids = bert.encode("it is n't so , is it ?").ids
+bert_chunks = [c for c in stream_chunks(labkit.DecodeStream(bert), bert_ids) if c]
+per_chunk = "".join(clean_up(c) for c in bert_chunks)
+print("chunks          :", bert_chunks)
+print("cleaned per chunk:", repr(per_chunk))
+print("cleaned whole    :", repr(clean_up("".join(bert_chunks))))
+assert per_chunk != clean_up("".join(bert_chunks)) and "".join(bert_chunks) == bert.decode(bert_ids)
+
+# %% [markdown]
+# **Pitfall 10: a character count used as a token index.** The text shown so far and the ids
+# generated so far have different lengths, and neither counts the other: 🫨 is one character
+# and three ids, `" today"` is six characters and one id. Code that resumes a stream at
+# `ids[len(text_sent):]` (or truncates ids by a character budget) lands in the wrong place.
+
+# %%
+sent_text = "I am 🫨"
+sent_ids = qwen.encode(sent_text).ids
+print(f"{len(sent_text)} characters, {len(sent_text.encode())} bytes, {len(sent_ids)} ids")
+wrong_resume = ids_q[len(sent_text):]
+print("resumed at ids[len(text)]:", repr(qwen.decode(wrong_resume)), " should be:", repr(qwen.decode(ids_q[len(sent_ids):])))
+assert qwen.decode(wrong_resume) != qwen.decode(ids_q)[len(sent_text):]
+
+# %% [markdown]
+# **Pitfall 11: where the detokenizer sits in the server.** The scheduler produces one id
+# per request per step; the detokenizer turns each request's ids into text and must keep
+# *one stream state per request* (offsets, held ids), created with that request's prompt and
+# dropped when it finishes. Stop strings are matched on its *output* (notebook 09), so the
+# stop checker sits after it, and `<think>` stripping (below) after that. One shared stream
+# fed by two interleaved requests mixes their contexts:
+
+# %%
+requests = {"a": qwen.encode(" I am 🫨 today").ids, "b": qwen.encode(" 中文 ok").ids}
+per_request = {name: labkit.DecodeStream(qwen) for name in requests}
+shared = labkit.DecodeStream(qwen)
+out_per, out_shared = {"a": "", "b": ""}, {"a": "", "b": ""}
+for step_index in range(max(map(len, requests.values()))):
+    for name, req_ids in requests.items():  # the scheduler's order: one id per request per step
+        if step_index < len(req_ids):
+            out_per[name] += per_request[name].step(req_ids[step_index]) or ""
+            out_shared[name] += shared.step(req_ids[step_index]) or ""
+for name in requests:
+    out_per[name] += per_request[name].flush() or ""
+print("one state per request:", out_per)
+print("one shared state     :", out_shared)
+assert out_per == {name: qwen.decode(req_ids) for name, req_ids in requests.items()} != out_shared
 
 # %% [markdown]
 # ## 9. Stripping `<think>` blocks from a stream
@@ -576,23 +830,33 @@ assert "".join(visible) == "Answer: 42" and stripper.reasoning == "hmm 🫨"
 # %% [markdown]
 # ## Try it
 #
+# Each checker prints `right` or `wrong` (saying which part is wrong); while an answer is
+# still `None` it prints `not answered yet`. Worked answers are in
+# `notebooks/solutions/08_incremental_detokenization.ipynb`.
+#
 # 1. Find ids of the GPT-2 vocabulary that decode to clean text together but to U+FFFD
-#    alone (hint: `gpt2.encode(...)` of an emoji). Check with `check_split_character`.
+#    alone. Hint 1: what does GPT-2 do with a character it has no token for?
+#    Hint 2: `gpt2.encode(...)` of an emoji.
 # 2. Write a byte-buffer UTF-8 decoder class with `step(bytes)` and `flush()`; the checker
 #    cuts tricky byte strings every possible way and compares with Python.
-# 3. Write your own streaming detokenizer (`step(id)` / `flush()`) and check it on Qwen2 and
-#    Llama-2. The per-token decoder below fails; `DecodeStream` passes.
+#    Hint 1: the lead byte says how many bytes follow. Hint 2: a byte that breaks a sequence
+#    ends it with one U+FFFD and is then read again as the start of a new one.
+# 3. Write your own streaming detokenizer (`make(tok)` returns an object with `step(id)` and
+#    `flush()`) and check it on Qwen2 and Llama-2, including the U+FFFD cases.
+#    Hint 1: never decode an id alone (spaces, `##`). Hint 2: hold while the text ends in
+#    U+FFFD, and diff from where the last chunk ended, not from one id back.
 
 # %%
 from labkit.exercises.stream import check_detokenizer, check_split_character, check_utf8_decoder
 
 gpt2 = labkit.load("gpt2")
-my_ids = gpt2.encode("🫨").ids  # replace with your own find
-assert check_split_character(gpt2, my_ids)
-assert check_utf8_decoder(Utf8StreamDecoder)
-assert not check_detokenizer(lambda tok: PerTokenDecoder(tok), qwen)
-assert check_detokenizer(lambda tok: labkit.DecodeStream(tok), qwen)
-assert check_detokenizer(lambda tok: labkit.DecodeStream(tok), llama)
+my_ids = None  # 1. a list of GPT-2 ids
+MyUtf8Decoder = None  # 2. a class: MyUtf8Decoder().step(b"...") / .flush()
+make_my_detokenizer = None  # 3. a function: make_my_detokenizer(tok) -> an object with step(id), flush()
+check_split_character(gpt2, my_ids)
+check_utf8_decoder(MyUtf8Decoder)
+check_detokenizer(make_my_detokenizer, qwen)
+check_detokenizer(make_my_detokenizer, llama)
 
 # %% [markdown]
 # ## Summary
@@ -605,5 +869,7 @@ assert check_detokenizer(lambda tok: labkit.DecodeStream(tok), llama)
 # * `labkit.DecodeStream` is the prefix/read offset algorithm of TGI, vLLM, `tokenizers`
 #   and the SGLang router, with a bounded held tail and a probe for decoders that re-render
 #   byte runs; it equals `tokenizers`' chunks on the vectors except where that matters.
-# * Seven pitfalls: split characters, context rules, O(N²), same-length U+FFFD, a real
-#   U+FFFD, engines that disagree on invalid UTF-8, and the prompt as context.
+# * Eleven pitfalls: split characters, context rules, O(N²), same-length U+FFFD, a real
+#   U+FFFD, engines that disagree on invalid UTF-8 (and runs held at most 64 bytes), the
+#   prompt as context, `skip_special_tokens` mid-stream, `clean_up_tokenization_spaces` on
+#   chunks, a character count used as a token index, and one stream state per request.
