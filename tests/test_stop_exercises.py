@@ -41,7 +41,7 @@ def test_unanswered_exercises_say_so(capsys):
     assert check_jail("x", ["x y"], None) is None
     assert check_shown("x", ..., hidden=["y"]) is None
     assert check_stop_filter(None) is None
-    assert capsys.readouterr().out.splitlines() == ["not answered yet"] * 3
+    assert [line.startswith("not answered yet") for line in capsys.readouterr().out.splitlines()] == [True] * 3
 
 
 def test_a_wrong_filter_is_told_which_chunk(capsys):

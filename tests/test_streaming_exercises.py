@@ -14,7 +14,7 @@ def test_unanswered_exercises_say_so(capsys):
     assert check_split_character(tok, None) is None
     assert check_utf8_decoder(...) is None
     assert check_detokenizer(None, tok) is None
-    assert capsys.readouterr().out.splitlines() == ["not answered yet"] * 3
+    assert [line.startswith("not answered yet") for line in capsys.readouterr().out.splitlines()] == [True] * 3
 
 
 def test_right_answers_pass(capsys):

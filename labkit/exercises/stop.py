@@ -12,16 +12,8 @@ import random
 
 from labkit.core import LabkitError
 from labkit.streaming.stop import StopStringMatcher, stop_reference
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import unanswered, verdict as _verdict
 
-NOT_ANSWERED = "not answered yet"
-
-
-def _unanswered(answer) -> bool:
-    if answer is None or answer is Ellipsis:
-        print(NOT_ANSWERED)
-        return True
-    return False
 
 
 def check_jail(text: str, stops, answer: str) -> bool:
@@ -29,7 +21,7 @@ def check_jail(text: str, stops, answer: str) -> bool:
 
     Example: ``check_jail("a <|im", ["<|im_end|>"], "<|im")`` -> True
     """
-    if _unanswered(answer):
+    if unanswered(answer):
         return None
     if not isinstance(answer, str):
         raise LabkitError(f"check_jail: answer must be a str, got {type(answer).__name__}")
@@ -47,7 +39,7 @@ def check_shown(text: str, answer: str, *, hidden=(), visible=()) -> bool:
 
     Example: ``check_shown("ab</a>cd", "ab", hidden=["</a>"])`` -> True
     """
-    if _unanswered(answer):
+    if unanswered(answer):
         return None
     right, reason = stop_reference(text, hidden, visible)
     where = "no stop occurs" if reason is None else f"the first stop to complete is {reason.value!r}"
@@ -77,7 +69,7 @@ def check_stop_filter(fn, *, seed: int = 9, rounds: int = 200) -> bool:
 
     Example: ``check_stop_filter(my_filter)``
     """
-    if _unanswered(fn):
+    if unanswered(fn):
         return None
     rng = random.Random(seed)
     cases = list(_CASES)

@@ -11,6 +11,7 @@ import itertools
 from typing import Callable
 
 from labkit.core import LabkitError
+from labkit.exercises import unanswered
 
 REPLACEMENT = "\ufffd"
 # byte strings that hide every UTF-8 trap: split 2/3/4-byte characters, orphan continuation
@@ -26,19 +27,9 @@ UTF8_CASES = (
 )
 
 
-NOT_ANSWERED = "not answered yet"
-
-
 def _say(ok: bool, message: str) -> bool:
     print(("right: " if ok else "wrong: ") + message)
     return ok
-
-
-def _unanswered(answer) -> bool:
-    if answer is None or answer is Ellipsis:
-        print(NOT_ANSWERED)
-        return True
-    return False
 
 
 def check_split_character(tok, ids) -> bool:
@@ -46,7 +37,7 @@ def check_split_character(tok, ids) -> bool:
 
     Example: ``check_split_character(tok, tok.encode("🫨").ids)`` prints ``right: ...``
     """
-    if _unanswered(ids):
+    if unanswered(ids):
         return None
     try:
         ids = tok.check_ids(ids, "your ids")
@@ -75,7 +66,7 @@ def check_utf8_decoder(make: Callable[[], object]) -> bool:
 
     Example: ``check_utf8_decoder(Utf8StreamDecoder)`` prints ``right: ...``
     """
-    if _unanswered(make):
+    if unanswered(make):
         return None
     tried = 0
     for data in UTF8_CASES:
@@ -127,7 +118,7 @@ def check_detokenizer(make: Callable[[object], object], tok) -> bool:
 
     Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), tok)`` prints ``right: ...``
     """
-    if _unanswered(make):
+    if unanswered(make):
         return None
     cases = detokenizer_cases(tok)
     for name, ids in cases:
