@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlparse
 
@@ -27,19 +28,32 @@ class LocalHub:
     ``drop_after``: {(repo_id, filename): n} sends only the first n bytes of that file, then
     closes the connection; ``drop_times`` says for how many GETs of the file (None: every
     one, so the download cannot finish; 1: a transient failure the client's retry survives).
+    ``slow``: {(repo_id, filename): bytes per second} trickles the body out.
+    ``etags``: {(repo_id, filename): value} sends that ETag instead of the file's own.
+    ``redirects``: {(repo_id, filename): url} answers the GET with a 302 to that URL.
+    ``unsized``: {(repo_id, filename)} sends that body without a Content-Length, up to the
+    end of the connection (so only the bytes that arrive tell its size).
+    A value of ``repos`` may be a :class:`Zeros` (a large file that is never held in memory).
+    ``authorizations`` logs (path, Authorization header or None) for every request.
 
     Example: ``hub = LocalHub(repos).start(); ...; hub.stop()``
     """
 
     def __init__(self, repos: dict[str, dict[str, bytes]], *, private=(), token: str | None = None,
-                 drop_after: dict | None = None, drop_times: int | None = None):
+                 drop_after: dict | None = None, drop_times: int | None = None, slow: dict | None = None,
+                 etags: dict | None = None, redirects: dict | None = None, unsized=()):
         self.repos = repos
         self.private = set(private)
         self.token = token
         self.drop_after = dict(drop_after or {})
         self.drop_times = drop_times
         self._drops_done: dict = {}
+        self.slow = dict(slow or {})
+        self.etags = dict(etags or {})
+        self.redirects = dict(redirects or {})
+        self.unsized = set(unsized)
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[tuple[str, str | None]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -80,13 +94,37 @@ class LocalHub:
         """A stable 40-hex commit id for the repo's current files."""
         digest = hashlib.sha1()
         for name in sorted(self.repos[repo_id]):
-            digest.update(name.encode() + b"\0" + self.repos[repo_id][name])
+            data = self.repos[repo_id][name]
+            digest.update(name.encode() + b"\0" + (data.fingerprint() if isinstance(data, Zeros) else data))
         return digest.hexdigest()
 
     def fetched(self) -> list[str]:
         """Files that were downloaded (GET of a resolve URL), in order."""
         return [path.split("/resolve/", 1)[1].split("/", 1)[1] for method, path in self.requests
                 if method == "GET" and "/resolve/" in path]
+
+
+class Zeros:
+    """``size`` zero bytes, produced as they are sent (a 2 GiB file without 2 GiB of memory).
+
+    Example: ``LocalHub({"org/big": {"tokenizer.json": Zeros(2**31)}})``
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def fingerprint(self) -> bytes:
+        return f"zeros:{self.size}".encode()
+
+    def sha1(self) -> str:
+        return hashlib.sha1(self.fingerprint()).hexdigest()
+
+
+def _sha1(data) -> str:
+    return data.sha1() if isinstance(data, Zeros) else hashlib.sha1(data).hexdigest()
 
 
 class _HubHandler(BaseHTTPRequestHandler):
@@ -134,6 +172,7 @@ class _HubHandler(BaseHTTPRequestHandler):
     def _route(self, head_only: bool):
         path = unquote(urlparse(self.path).path)
         self.owner.requests.append(("HEAD" if head_only else "GET", path))
+        self.owner.authorizations.append((path, self.headers.get("Authorization")))
         parts = path.strip("/").split("/")
         if parts[:2] == ["api", "models"] and len(parts) >= 4:
             repo_id = "/".join(parts[2:4])
@@ -142,7 +181,7 @@ class _HubHandler(BaseHTTPRequestHandler):
                 return
             if len(parts) >= 6 and parts[4] == "tree":  # the file listing snapshot_download reads
                 listing = [{"type": "file", "path": name, "size": len(files[name]),
-                            "oid": hashlib.sha1(files[name]).hexdigest()} for name in sorted(files)]
+                            "oid": _sha1(files[name])} for name in sorted(files)]
                 self._send(200, json.dumps(listing).encode(), {"Content-Type": "application/json"}, head_only)
                 return
             info = {"id": repo_id, "modelId": repo_id, "sha": self.owner.commit(repo_id),
@@ -163,39 +202,62 @@ class _HubHandler(BaseHTTPRequestHandler):
             return
         self._error(404, "NotFound", f"no route for {path}", head_only)
 
-    def _file(self, repo_id: str, filename: str, data: bytes, head_only: bool):
+    def _file(self, repo_id: str, filename: str, data, head_only: bool):
+        key = (repo_id, filename)
         headers = {
             "X-Repo-Commit": self.owner.commit(repo_id),
-            "ETag": '"' + hashlib.sha1(data).hexdigest() + '"',
+            "ETag": '"' + self.owner.etags.get(key, _sha1(data)) + '"',
             "Content-Type": "application/octet-stream",
             "Accept-Ranges": "bytes",
         }
+        if not head_only and key in self.owner.redirects:
+            self._send(302, b"", {"Location": self.owner.redirects[key]})
+            return
         ranged = self.headers.get("Range")
-        drop = self.owner.drop_after.get((repo_id, filename))
+        drop = self.owner.drop_after.get(key)
         if head_only:
-            self._send(200, data, headers, head_only=True)
+            self.send_response(200)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
             return
         start = 0
         if ranged and ranged.startswith("bytes="):
             start = int(ranged[6:].split("-")[0] or 0)
         if drop is not None:
-            done = self.owner._drops_done.get((repo_id, filename), 0)
+            done = self.owner._drops_done.get(key, 0)
             if self.owner.drop_times is not None and done >= self.owner.drop_times:
                 drop = None  # the network has recovered
             else:
-                self.owner._drops_done[(repo_id, filename)] = done + 1
-        body = data[start:]
+                self.owner._drops_done[key] = done + 1
+        size = len(data) - start
         self.send_response(206 if start else 200)
-        for key, value in headers.items():
-            self.send_header(key, value)
+        for name, value in headers.items():
+            self.send_header(name, value)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        self.send_header("Content-Length", str(len(body)))
+        if key in self.owner.unsized:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(size))
         self.end_headers()
-        if drop is None:
-            self.wfile.write(body)
-            return
-        self.wfile.write(body[:drop])
-        self.wfile.flush()
-        self.close_connection = True
-        self.connection.shutdown(2)  # a dropped connection, mid-file
+        limit = size if drop is None else min(drop, size)
+        rate = self.owner.slow.get(key)
+        sent, step = 0, (1 if rate else 1 << 16)
+        try:
+            while sent < limit:
+                n = min(step, limit - sent)
+                chunk = bytes(n) if isinstance(data, Zeros) else data[start + sent : start + sent + n]
+                self.wfile.write(chunk)
+                sent += n
+                if rate:
+                    self.wfile.flush()
+                    time.sleep(1 / rate)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client gave up
+        if drop is not None:
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)  # a dropped connection, mid-file

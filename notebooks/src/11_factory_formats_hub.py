@@ -154,9 +154,12 @@ routing
 # %% [markdown]
 # ## 5. The Hub, on this machine
 #
-# `labkit.load("org/model")` asks `huggingface_hub` for the tokenizer files only
-# (`tokenizer.json`, `tokenizer_config.json`, `*.model`, `*.tiktoken`, ... never weights),
-# into the standard cache, honouring `HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE`. To
+# `labkit.load("org/model")` asks `huggingface_hub` which commit and files the repo has,
+# then fetches the tokenizer files only (`tokenizer.json`, `tokenizer_config.json`,
+# `*.model`, `*.tiktoken`, ... never weights) into the standard cache, honouring
+# `HF_ENDPOINT`, `HF_TOKEN` and `HF_HUB_OFFLINE`. labkit does the transfer itself so that
+# its limits hold during it: a size cap per file, a timeout per request, a deadline for the
+# call, the token sent to the Hub's own host only, the sha256 checked against the ETag. To
 # show it without the internet, labkit ships a tiny Hub (`labkit.formats.hub_server.LocalHub`)
 # that answers the same three calls on 127.0.0.1. The repo below also holds "weights".
 
@@ -191,9 +194,9 @@ cache_files
 
 # %% [markdown]
 # A connection that drops in the middle of a file (the server below sends 50 KB of
-# `tokenizer.json`, then hangs up, every time) gives one clear error, after
-# `huggingface_hub`'s own retries, and leaves nothing in the cache that a later load
-# would trust.
+# `tokenizer.json`, then hangs up, every time) gives one clear error, after two retries,
+# and leaves nothing in the cache that a later load would trust: files arrive in a folder
+# private to the call, renamed into the cache only when complete.
 
 # %%
 flaky = LocalHub({"demo/flaky": dict(minilm_files)}, drop_after={("demo/flaky", "tokenizer.json"): 50_000}).start()
