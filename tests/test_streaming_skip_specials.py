@@ -3,8 +3,8 @@
 A bare ``▁`` decodes to '' until text follows, so a stream holds it; the skipped specials
 after it add nothing either. Settling that long held tail must not drop the ``▁``: llama-spm
 ids ``[29871] + [1]*8 + [664]`` once streamed ``'work'`` where ``decode`` gives ``' work'``.
-Checked for DecodeStream and the stop decoder (which skips specials by default) on every
-vocabulary and engine.
+Checked for DecodeStream, the fixed window diff and the stop decoder (which skips specials
+by default) on every vocabulary and engine.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from labkit.streaming.decode_stream import DecodeStream
 from labkit.streaming.stop import StopSequenceConfig, StopSequenceDecoder
+from labkit.streaming.window_diff import WindowDiffDecoder
 
 from support.engines import servable_pairs, tokenizer
 
@@ -43,6 +44,11 @@ def streamed(tok, ids) -> str:
     return "".join(stream.step_batch(ids)) + (stream.flush() or "")
 
 
+def window_streamed(tok, ids) -> str:
+    stream = WindowDiffDecoder(tok, (), True, k=4, fallback=True)
+    return "".join(stream.step_batch(ids)) + (stream.flush() or "")
+
+
 def stop_streamed(tok, ids) -> str:
     dec = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=["qzxq"]), skip_special_tokens=True)
     outs = dec.process_tokens(ids) + [dec.flush()]
@@ -68,6 +74,7 @@ def test_held_space_survives_skipped_specials(name, engine):
                 want = tok.decode(ids, skip_special_tokens=True)
                 assert streamed(tok, ids) == want, (ids[:4], count)
                 assert stop_streamed(tok, ids) == want, (ids[:4], count)
+                assert window_streamed(tok, ids) == want, (ids[:4], count)
 
 
 @pytest.mark.parametrize("name,engine", PAIRS)

@@ -138,7 +138,13 @@ class WindowDiffDecoder:
         ctx = self._clean_start(max(self._floor, self._read - self.k))
         base, text = self._decode(ctx, self._read), self._decode(ctx)
         if text == base and not (self._byte_ids and self._run_open(len(self._ids))):
-            del self._ids[self._read:]  # silent ids (skipped specials) add nothing even in context
+            # the held ids add nothing even in context: shorten each run of silent ids (skipped
+            # specials, one boundary to a SentencePiece decoder) to one; a held ▁ stays
+            kept: list[int] = []
+            for token_id in self._ids[self._read:]:
+                if not (kept and self._is_silent(token_id) and self._is_silent(kept[-1])):
+                    kept.append(token_id)
+            self._ids[self._read:] = kept if len(kept) <= MAX_HELD else []
             return None
         window = self._ids[ctx:]
         found = find_safe_split(
@@ -162,8 +168,9 @@ class WindowDiffDecoder:
         return run_clean_start(self._ids, lo, self._floor, self._byte_ids, self._is_silent)
 
     def _is_silent(self, token_id: int) -> bool:
-        # a skipped special token vanishes before the decoder runs
-        return self.skip_special_tokens and self.tok.decode([token_id], skip_special_tokens=True) == ""
+        # a skipped special token vanishes before the decoder runs (a bare ▁ reads as '' too, but is text)
+        return (self.skip_special_tokens and self.tok.decode([token_id], skip_special_tokens=True) == ""
+                and self.tok.decode([token_id]) != "")
 
     def _run_open(self, end: int) -> bool:
         # does a <0xNN> byte piece come last before ``end`` (skipping silent ids)?
@@ -171,7 +178,7 @@ class WindowDiffDecoder:
             token_id = self._ids[i]
             if token_id in self._byte_ids:
                 return True
-            if not (self.skip_special_tokens and self.tok.decode([token_id], skip_special_tokens=True) == ""):
+            if not self._is_silent(token_id):
                 return False
         return False
 
