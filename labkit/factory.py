@@ -81,7 +81,26 @@ def _build_engine(vocab: VocabData, engine: str) -> Tokenizer:
         return _builder(LABKIT_ENGINES[vocab.model])(vocab)
     if engine not in REFERENCE_ENGINES:
         raise LabkitError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if engine == "tiktoken" and vocab.format == "hf_json":
+        _check_tiktoken_serves(vocab)
     return _builder(REFERENCE_ENGINES[engine])(vocab)
+
+
+def _check_tiktoken_serves(vocab: VocabData) -> None:
+    """tiktoken runs a byte-level BPE with one split regex and nothing else: a tokenizer.json
+    with any other component (what labkit's byte-level engine also refuses) or an added
+    token that strips spaces or must stand alone is refused, never served differently."""
+    meta = vocab.metadata if isinstance(vocab.metadata, dict) else {}
+    if vocab.model != "bpe_byte":
+        raise EngineUnavailable(f"{vocab.name}: tiktoken does not implement model {meta.get('model_type', vocab.model)} "
+                                "(it runs byte-level BPE only)")
+    refusal = meta.get("labkit_refusal")
+    if refusal:
+        raise EngineUnavailable(f"{vocab.name}: tiktoken does not implement {refusal}")
+    for token in vocab.added_tokens:
+        if token.lstrip or token.rstrip or token.single_word:
+            raise EngineUnavailable(f"{vocab.name}: tiktoken does not implement added token {token.content[:40]!r} "
+                                    "with lstrip/rstrip/single_word")
 
 
 def engines_for(vocab: VocabData) -> list[str]:

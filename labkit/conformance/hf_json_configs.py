@@ -192,9 +192,11 @@ def build_json(base: str, *, normalizer=None, pre_tokenizer=None, decoder=None, 
 class HFReference:
     """``tokenizers.Tokenizer`` called directly: the reference for a tokenizer.json.
 
-    One convention is labkit's, not the library's: an unknown piece is named by the
-    vocabulary's unk spelling (``tokenizers``' Unigram reports its surface text instead),
-    so ids decide and every engine names tokens the same way.
+    One convention is labkit's, not the library's: a token is named by its vocabulary
+    spelling. ``tokenizers`` reports an unknown Unigram piece by its surface text, and an
+    added token by the text it matched (with the spaces lstrip/rstrip absorbed, or the
+    normalised text); labkit names both by their spelling, so every engine names an id the
+    same way. Ids, offsets and decode are compared as the library gives them.
 
     Example: ``HFReference(path).encode("Hello", add_special_tokens=False)[0]``
     """
@@ -203,16 +205,20 @@ class HFReference:
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(path))
-        model = json.loads(self.tokenizer.to_str())["model"]
+        model = json.loads(self.tokenizer.to_str())["model"]  # the unk id, where the model names one
         unk_id = model.get("unk_id")
         if unk_id is None and model.get("unk_token") is not None:
             unk_id = self.tokenizer.token_to_id(model["unk_token"])
         self.unk_id = unk_id
+        doc = json.loads(self.tokenizer.to_str())
+        self.spelling = {e["id"]: e["content"] for e in doc.get("added_tokens") or []}
+        if unk_id is not None:
+            self.spelling.setdefault(unk_id, self.tokenizer.id_to_token(unk_id))
 
     def encode(self, text: str, add_special_tokens: bool):
         enc = self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
         ids = list(enc.ids)
-        tokens = [self.tokenizer.id_to_token(i) if i == self.unk_id else t for i, t in zip(ids, enc.tokens)]
+        tokens = [self.spelling.get(i, t) for i, t in zip(ids, enc.tokens)]
         return ids, tokens, [tuple(o) for o in enc.offsets]
 
     def decode(self, ids: list[int], skip_special_tokens: bool) -> str:
@@ -308,6 +314,8 @@ def _byte_level_cases() -> list[ConfigCase]:
     bl = byte_level()
     return [
         _case("bpe-bytelevel-gpt2", "byte", pre_tokenizer=bl, decoder=bl, post_processor=bl, added_tokens=IM_END),
+        _case("bpe-bytelevel-gpt2-added-flags", "byte", pre_tokenizer=bl, decoder=bl, post_processor=bl,
+              added_tokens=EVERY_FLAG),
         _case("bpe-bytelevel-prefix-space", "byte", pre_tokenizer=byte_level(add_prefix_space=True), decoder=bl,
               post_processor=byte_level(add_prefix_space=True), added_tokens=IM_END),
         _case("bpe-bytelevel-trim-offsets", "byte", pre_tokenizer=bl, decoder=bl,

@@ -91,6 +91,8 @@ class HFTokenizer(Tokenizer):
         self._controls_are_text = vocab.format == "spm_model"
         self._twin_lock = threading.Lock()
         unk = vocab.specials.unk_id
+        self._added_ids = frozenset(a.id for a in vocab.added_tokens if 0 <= a.id < len(vocab.tokens)
+                                    and (a.lstrip or a.rstrip or a.normalized))
         self._unk_id = unk if vocab.model == MODEL_UNIGRAM and unk is not None and unk < len(vocab.tokens) else None
 
     def _backend_for(self, parse_special: bool) -> tokenizers.Tokenizer:
@@ -117,6 +119,11 @@ class HFTokenizer(Tokenizer):
             tokens = [self.vocab.tokens[i] if i == self._unk_id else t for i, t in zip(ids, enc.tokens)]
         else:
             tokens = list(enc.tokens)
+        if self._added_ids:
+            # an added token is named by its spelling, not by the text it matched (lstrip/rstrip
+            # absorb spaces, a normalized token matches the normalised text)
+            spell = self.vocab.tokens
+            tokens = [spell[i] if i in self._added_ids else t for i, t in zip(ids, tokens)]
         return Encoding(ids, tokens, [tuple(o) for o in enc.offsets])
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:

@@ -177,7 +177,7 @@ class PipelineTokenizer(Tokenizer):
         for piece, token in self._pieces(text, parse_special):
             if token is not None:
                 ids.append(token.id)
-                tokens.append(piece.text)
+                tokens.append(self.vocab.tokens[token.id])  # named by its spelling, as every engine names it
                 offsets.append(piece.span(0, len(piece.text)))
                 continue
             for word in pre_tokenize([piece], self.pre_tokenizer):
