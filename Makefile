@@ -38,7 +38,7 @@ lab: $(STAMP)
 # both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope)
 JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests -q -n $(JOBS) --dist worksteal
+	$(PY) -m pytest tests labkit --doctest-modules -q -n $(JOBS) --dist worksteal
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q -n $(JOBS) --dist loadscope
 
 # one notebook, checked as `make test` checks it: make check NB=04_wordpiece

@@ -3,7 +3,10 @@
 The public surface (listed in the README) and nothing else. Names are imported lazily so that
 ``import labkit`` stays fast and each idea lives in its own module.
 
-Example: ``import labkit; labkit.load("gpt2").encode("Hello world").ids`` -> ``[15496, 995]``
+Example:
+    >>> import labkit
+    >>> labkit.load("gpt2").encode("Hello world").ids
+    [15496, 995]
 """
 from __future__ import annotations
 

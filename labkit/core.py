@@ -73,7 +73,10 @@ MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM, MODEL_W
 class AddedToken:
     """A token matched in the raw text before the model runs (special or user-defined).
 
-    Example: ``AddedToken("<|im_end|>", 151645, special=True)``
+    Example:
+        >>> from labkit.core import AddedToken
+        >>> AddedToken("<|im_end|>", 151645, special=True)
+        AddedToken(content='<|im_end|>', id=151645, special=True, normalized=False, lstrip=False, rstrip=False, single_word=False)
     """
 
     content: str
@@ -197,7 +200,10 @@ class VocabData:
 class Encoding:
     """The result of ``encode``: ids, their token strings and (start, end) char offsets.
 
-    Example: ``labkit.load("gpt2").encode("Hello world").ids`` -> ``[15496, 995]``
+    Example:
+        >>> import labkit
+        >>> labkit.load("gpt2").encode("Hello world").ids
+        [15496, 995]
     """
 
     ids: list[int]
@@ -218,7 +224,11 @@ class Tokenizer:
     """The surface every engine offers (the public surface in the README). Subclasses implement the four
     ``_``-methods; argument checking and the shared conveniences live here.
 
-    Example: ``tok = labkit.load("qwen2"); tok.decode(tok.encode("héllo").ids)`` -> ``'héllo'``
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> tok.decode(tok.encode("héllo").ids)
+        'héllo'
     """
 
     engine: str = "?"
@@ -411,7 +421,11 @@ class Tokenizer:
 def as_tokenizer(obj, who: str) -> Tokenizer:
     """``obj`` if it is a labkit Tokenizer, else LabkitError saying ``who`` needs one.
 
-    Example: ``as_tokenizer(labkit.load("gpt2"), "DecodeStream")``
+    Example:
+        >>> from labkit.core import as_tokenizer
+        >>> import labkit
+        >>> as_tokenizer(labkit.load("gpt2"), "DecodeStream")
+        <labkit.Tokenizer ggml-vocab-gpt-2.gguf model=bpe_byte engine=labkit vocab_size=50257 (engine=None picked 'labkit': it serves this file exactly)>
     """
     if not isinstance(obj, Tokenizer):
         raise LabkitError(f"{who} needs a labkit Tokenizer, got {type(obj).__name__}")

@@ -148,7 +148,10 @@ def resolve_source(source) -> Path:
 def load(source, *, engine: str | None = None, pre: str | None = None) -> Tokenizer:
     """Load a tokenizer from a file, folder, bundled name, OpenAI model name or Hub id.
 
-    Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9707, 1879]``
+    Example:
+        >>> import labkit
+        >>> labkit.load("qwen2", engine="hf").encode("Hello world").ids
+        [9707, 1879]
     """
     from labkit import metrics
     from labkit.formats.detect import read_vocab

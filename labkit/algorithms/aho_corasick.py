@@ -15,7 +15,11 @@ transitions are bounded (``MAX_TRANSITIONS``, cleared when full).
 
 Introduced in notebook ``09_stop_sequences_jail``.
 
-Example: ``AhoCorasick(["world", "or"]).find_first("hello world")`` -> ``(9, 1)``
+Example:
+    >>> from labkit.algorithms.aho_corasick import AhoCorasick
+    >>> AhoCorasick(["world", "or"]).find_first("hello world")
+    (9, 1)
+
 (the match ending earliest is "or", pattern 1, ending at index 9).
 """
 from __future__ import annotations
@@ -58,7 +62,12 @@ class AhoCorasick:
     ``step`` and ``scan`` advance a state (an int, ``ROOT`` at the start). Where several
     patterns end at the same character, the longest one is reported: it starts earliest.
 
-    Example: ``ac = AhoCorasick(["<|im_end|>"]); ac.scan(ROOT, "hi <|im")`` -> ``(4, -1, -1)``
+    Example:
+        >>> from labkit.algorithms.aho_corasick import AhoCorasick, ROOT
+        >>> ac = AhoCorasick(["<|im_end|>"])
+        >>> ac.scan(ROOT, "hi <|im")
+        (4, -1, -1)
+
     (no match yet; state 4 stands for "<|im", a prefix of the pattern).
     """
 
@@ -128,7 +137,10 @@ class AhoCorasick:
     def cannot_start(self, text: str) -> bool:
         """True if no pattern starts anywhere in ``text`` (no pattern's first character is in it).
 
-        Example: ``AhoCorasick(["<|im_end|>"]).cannot_start("hello")`` -> ``True``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import AhoCorasick
+            >>> AhoCorasick(["<|im_end|>"]).cannot_start("hello")
+            True
         """
         return self._first is None or self._first.search(text) is None
 
@@ -246,7 +258,10 @@ class AhoCorasick:
         ``text`` and ``pattern`` its index (the longest of those ending there), or
         ``(state, -1, -1)`` with the state after the whole text when nothing matched.
 
-        Example: ``AhoCorasick(["ab"]).scan(ROOT, "xaby")`` -> ``(2, 3, 0)``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+            >>> AhoCorasick(["ab"]).scan(ROOT, "xaby")
+            (2, 3, 0)
         """
         first = self._first
         if first is None:
@@ -276,7 +291,11 @@ class AhoCorasick:
     def prefix_text(self, state: int, start: int = 0, stop: int | None = None) -> str:
         """The string a state stands for (a prefix of some pattern), or its slice ``[start:stop]``.
 
-        Example: ``ac = AhoCorasick(["Hello"]); ac.prefix_text(ac.scan(ROOT, "Hel")[0])`` -> ``'Hel'``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import AhoCorasick, ROOT
+            >>> ac = AhoCorasick(["Hello"])
+            >>> ac.prefix_text(ac.scan(ROOT, "Hel")[0])
+            'Hel'
         """
         if state == ROOT:
             return ""
@@ -324,7 +343,10 @@ class AhoCorasick:
     def find_first(self, text: str) -> tuple[int, int] | None:
         """``(end, pattern)`` of the match that ends first in ``text``, or None.
 
-        Example: ``AhoCorasick(["abcd", "bc"]).find_first("abcd")`` -> ``(3, 1)``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import AhoCorasick
+            >>> AhoCorasick(["abcd", "bc"]).find_first("abcd")
+            (3, 1)
         """
         _, end, pattern = self.scan(ROOT, text)
         return None if end < 0 else (end, pattern)

@@ -19,7 +19,10 @@ code point, so labkit answers exactly as it does; Python's own ``unicodedata`` (
 tables, which know 55 letters that Python 3.11 does not (``LOWERCASE_EXTRA``).
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``BertBasicTokenizer().tokenize("Héllo, 世界!")`` -> ``['hello', ',', '世', '界', '!']``
+Example:
+    >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+    >>> BertBasicTokenizer().tokenize("Héllo, 世界!")
+    ['hello', ',', '世', '界', '!']
 """
 from __future__ import annotations
 
@@ -98,7 +101,10 @@ def is_nonspacing_mark(ch: str) -> bool:
 class BasicSteps:
     """The text after each step of the basic tokenizer, for showing them one by one.
 
-    Example: ``BertBasicTokenizer().steps("Héllo!").words`` -> ``['hello', '!']``
+    Example:
+        >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+        >>> BertBasicTokenizer().steps("Héllo!").words
+        ['hello', '!']
     """
 
     text: str
@@ -119,7 +125,11 @@ class BertBasicTokenizer:
     """BERT's normaliser and pre-tokenizer (``BertNormalizer`` + ``BertPreTokenizer``).
 
     ``strip_accents=None`` follows ``lowercase`` (uncased models strip accents).
-    Example: ``BertBasicTokenizer().tokenize("Don't stop")`` -> ``['don', "'", 't', 'stop']``
+    Example:
+        >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+        >>> BertBasicTokenizer().tokenize("Don't stop")
+        ['don', "'", 't', 'stop']
+
     (introduced in notebook ``04_wordpiece``)
     """
 
@@ -171,7 +181,10 @@ class BertBasicTokenizer:
         """What one character becomes (clean, CJK, NFD minus marks, lowercase), before the
         canonical reordering of combining marks across characters.
 
-        Example: ``BertBasicTokenizer().map_char("É")`` -> ``'e'``
+        Example:
+            >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+            >>> BertBasicTokenizer().map_char("É")
+            'e'
         """
         out = self._char_cache.get(ch)
         if out is not None:
@@ -200,7 +213,10 @@ class BertBasicTokenizer:
         """(normalised text, alignment): ``alignment[k]`` is the index in ``text`` of the
         character that normalised character k came from; None means one-to-one.
 
-        Example: ``BertBasicTokenizer().normalize_with_alignment("a\\x00B")`` -> ``('ab', [0, 2])``
+        Example:
+            >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+            >>> BertBasicTokenizer().normalize_with_alignment("a\\x00B")
+            ('ab', [0, 2])
         """
         if not isinstance(text, str):
             raise LabkitError(f"BertBasicTokenizer: expected str, got {type(text).__name__}")
@@ -281,7 +297,10 @@ class BertBasicTokenizer:
     def tokenize_with_offsets(self, text: str) -> list[tuple[str, int, int]]:
         """Text -> (word, start, end) with offsets into ``text``.
 
-        Example: ``BertBasicTokenizer().tokenize_with_offsets(" Éa")`` -> ``[('ea', 1, 3)]``
+        Example:
+            >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+            >>> BertBasicTokenizer().tokenize_with_offsets(" Éa")
+            [('ea', 1, 3)]
         """
         normalized, align = self.normalize_with_alignment(text)
         if align is None:
@@ -291,7 +310,10 @@ class BertBasicTokenizer:
     def steps(self, text: str) -> BasicSteps:
         """Each step's output separately, for teaching (the engine runs them fused).
 
-        Example: ``BertBasicTokenizer().steps("Café 世界").cjk_spaced`` -> ``'Café  世  界 '``
+        Example:
+            >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+            >>> BertBasicTokenizer().steps("Café 世界").cjk_spaced
+            'Café  世  界 '
         """
         cleaned = "".join(
             "" if (ch == "\x00" or ch == "\ufffd" or is_control(ch)) else " " if is_whitespace(ch) else ch

@@ -5,8 +5,14 @@ yet an LRU's bookkeeping would cost more than the work a hit saves. Clearing eve
 the limit keeps memory bounded and costs nothing on a hit; the common keys come back quickly.
 Introduced in notebook ``02_bpe_byte_level`` (the word cache).
 
-Example: ``cache = BoundedDict(2); cache["a"] = 1; cache["b"] = 2; cache["c"] = 3; dict(cache)``
--> ``{'c': 3}``
+Example:
+    >>> from labkit.algorithms.bounded import BoundedDict
+    >>> cache = BoundedDict(2)
+    >>> cache["a"] = 1
+    >>> cache["b"] = 2
+    >>> cache["c"] = 3
+    >>> dict(cache)
+    {'c': 3}
 """
 from __future__ import annotations
 
@@ -19,7 +25,10 @@ class BoundedDict(dict):
 
     Reads are plain ``dict`` reads (``get``, ``in``, ``[]``), so a hit costs what a dict hit costs.
 
-    Example: ``BoundedDict(1000).get("word")`` -> ``None``
+    Example:
+        >>> from labkit.algorithms.bounded import BoundedDict
+        >>> print(BoundedDict(1000).get("word"))
+        None
     """
 
     __slots__ = ("limit",)

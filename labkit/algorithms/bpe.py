@@ -19,8 +19,10 @@ Two implementations, same result:
 Both can record a :class:`MergeTrace` (each step: position, pair, rank, new part) that
 ``labkit.viz.merges`` draws. Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``bpe_heap([b"l", b"o", b"w"], pair_ranker({(b"l", b"o"): 0, (b"lo", b"w"): 1}))``
--> ``[b'low']``
+Example:
+    >>> from labkit.algorithms.bpe import bpe_heap, pair_ranker
+    >>> bpe_heap([b"l", b"o", b"w"], pair_ranker({(b"l", b"o"): 0, (b"lo", b"w"): 1}))
+    [b'low']
 """
 from __future__ import annotations
 
@@ -37,7 +39,11 @@ Ranker = Callable[[bytes, bytes], Optional[int]]
 def pair_ranker(ranks: Mapping[tuple[bytes, bytes], int]) -> Ranker:
     """A rank function from a merges table ``{(left, right): rank}``.
 
-    Example: ``pair_ranker({(b"a", b"b"): 0})(b"a", b"b")`` -> ``0``
+    Example:
+        >>> from labkit.algorithms.bpe import pair_ranker
+        >>> pair_ranker({(b"a", b"b"): 0})(b"a", b"b")
+        0
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     get = ranks.get
@@ -48,7 +54,11 @@ def concat_ranker(ranks: Mapping[bytes, int]) -> Ranker:
     """A rank function from tiktoken-style token ranks ``{token_bytes: rank}``: a pair's rank
     is the rank of the token it would make.
 
-    Example: ``concat_ranker({b"ab": 256})(b"a", b"b")`` -> ``256``
+    Example:
+        >>> from labkit.algorithms.bpe import concat_ranker
+        >>> concat_ranker({b"ab": 256})(b"a", b"b")
+        256
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     get = ranks.get
@@ -83,7 +93,11 @@ def bpe_naive(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None 
     """Merge the lowest-rank adjacent pair until none is left, rescanning every pair each
     step (O(n²) per word, the textbook loop).
 
-    Example: ``bpe_naive(list(map(bytes, [[104], [105]])), concat_ranker({b"hi": 300}))`` -> ``[b'hi']``
+    Example:
+        >>> from labkit.algorithms.bpe import bpe_naive, concat_ranker
+        >>> bpe_naive(list(map(bytes, [[104], [105]])), concat_ranker({b"hi": 300}))
+        [b'hi']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     parts = _check_parts(parts)
@@ -116,7 +130,11 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
     keyed (rank, original index of the left part); parts form a doubly-linked list, and a
     popped pair whose parts have changed since it was pushed is skipped.
 
-    Example: ``bpe_heap([b"a", b"a", b"a"], concat_ranker({b"aa": 0}))`` -> ``[b'aa', b'a']``
+    Example:
+        >>> from labkit.algorithms.bpe import bpe_heap, concat_ranker
+        >>> bpe_heap([b"a", b"a", b"a"], concat_ranker({b"aa": 0}))
+        [b'aa', b'a']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     if trace is not None:
@@ -181,7 +199,10 @@ def _walk(nxt: list[int], start: int, stop: int | None = None):
 def byte_parts(data: bytes) -> list[bytes]:
     """The starting parts of a word: one single-byte part per byte.
 
-    Example: ``byte_parts(b"hi")`` -> ``[b'h', b'i']``
+    Example:
+        >>> from labkit.algorithms.bpe import byte_parts
+        >>> byte_parts(b"hi")
+        [b'h', b'i']
     """
     return [data[i : i + 1] for i in range(len(data))]
 
@@ -189,7 +210,10 @@ def byte_parts(data: bytes) -> list[bytes]:
 def merges_to_pair_ranks(merges: Iterable[tuple[bytes, bytes]]) -> dict[tuple[bytes, bytes], int]:
     """``{(left, right): rank}`` from merges in rank order (the first occurrence wins, as in HF).
 
-    Example: ``merges_to_pair_ranks([(b"a", b"b")])`` -> ``{(b'a', b'b'): 0}``
+    Example:
+        >>> from labkit.algorithms.bpe import merges_to_pair_ranks
+        >>> merges_to_pair_ranks([(b"a", b"b")])
+        {(b'a', b'b'): 0}
     """
     ranks: dict[tuple[bytes, bytes], int] = {}
     for index, pair in enumerate(merges):

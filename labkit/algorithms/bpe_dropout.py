@@ -15,7 +15,10 @@ from its pre-tokenizer (``pre.split``); :meth:`BPEDropout.distribution` enumerat
 outcome of the random process with its exact probability, for short words.
 Introduced in notebook ``13_where_vocabularies_come_from``.
 
-Example: ``BPEDropout.load("gpt-2").encode("Hello world", 0.1, seed=0)``
+Example:
+    >>> from labkit.algorithms.bpe_dropout import BPEDropout
+    >>> BPEDropout.load("gpt-2").encode("Hello world", 0.1, seed=0)
+    [15496, 995]
 """
 from __future__ import annotations
 
@@ -31,7 +34,12 @@ MAX_TEXT_CHARS = 1_000_000
 class BPEDropout:
     """Dropout encoding over a labkit byte-level BPE engine's merges.
 
-    Example: ``BPEDropout(labkit.load("gpt-2", engine="labkit")).word_ids(" lower", 0.5, random.Random(0))``
+    Example:
+        >>> from labkit.algorithms.bpe_dropout import BPEDropout
+        >>> import random
+        >>> import labkit
+        >>> BPEDropout(labkit.load("gpt-2", engine="labkit")).word_ids(" lower", 0.5, random.Random(0))
+        [2376, 15448]
     """
 
     def __init__(self, engine):
@@ -227,6 +235,9 @@ def _merge_all(symbols: list[int], merges, drop) -> list[int]:
 def expected_tokens(distribution: dict[tuple[int, ...], float]) -> float:
     """The mean number of tokens under a distribution of outcomes.
 
-    Example: ``expected_tokens({(1,): 0.5, (2, 3): 0.5})`` -> ``1.5``
+    Example:
+        >>> from labkit.algorithms.bpe_dropout import expected_tokens
+        >>> expected_tokens({(1,): 0.5, (2, 3): 0.5})
+        1.5
     """
     return math.fsum(len(key) * p for key, p in distribution.items())

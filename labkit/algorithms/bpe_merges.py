@@ -9,7 +9,10 @@ engine serves a ``.tiktoken`` file or a SentencePiece BPE model through these co
 
 Introduced in notebooks ``00_tour`` and ``03_bpe_sentencepiece``.
 
-Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+Example:
+    >>> from labkit.algorithms.bpe_merges import merges_from_ranks
+    >>> merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])
+    [('a', 'b')]
 """
 from __future__ import annotations
 
@@ -35,7 +38,11 @@ def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, st
     ranked below r, leaves when run on the token's own bytes (transformers converts
     tiktoken files the same way). Merges come out in rank order. The heap BPE keeps this
     O(L log L) per token of L bytes, so a hostile file of very long tokens loads quickly.
-    Example: ``merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])`` -> ``[('a', 'b')]``
+    Example:
+        >>> from labkit.algorithms.bpe_merges import merges_from_ranks
+        >>> merges_from_ranks([bytes([b]) for b in range(256)] + [b"ab"])
+        [('a', 'b')]
+
     Introduced in notebook ``00_tour``.
     """
     ranks = {tb: rank for rank, tb in enumerate(token_bytes) if tb is not None}

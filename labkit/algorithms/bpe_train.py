@@ -12,8 +12,10 @@ run is deterministic and easy to check by hand. Pair counts are updated incremen
 merge only the words that contained the pair are recounted.
 Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``train_bpe(["aaabdaaabac"], vocab_size=259).merges`` ->
-``[(b'a', b'a'), (b'a', b'b'), (b'aa', b'ab')]``
+Example:
+    >>> from labkit.algorithms.bpe_train import train_bpe
+    >>> train_bpe(["aaabdaaabac"], vocab_size=259).merges
+    [(b'a', b'a'), (b'a', b'b'), (b'aa', b'ab')]
 """
 from __future__ import annotations
 
@@ -30,7 +32,10 @@ from labkit.core import TOKEN_NORMAL, LabkitError, VocabData
 class TrainStep:
     """One training merge: the pair, how often it occurred, and the new token.
 
-    Example: ``TrainStep(pair=(b'a', b'a'), count=4, new_id=256, new_token=b'aa')``
+    Example:
+        >>> from labkit.algorithms.bpe_train import TrainStep
+        >>> TrainStep(pair=(b'a', b'a'), count=4, new_id=256, new_token=b'aa')
+        TrainStep(pair=(b'a', b'a'), count=4, new_id=256, new_token=b'aa')
     """
 
     pair: tuple[bytes, bytes]
@@ -75,7 +80,11 @@ def train_bpe(texts: Iterable[str], vocab_size: int, *, pre: str = "gpt-2", min_
     """Learn ``vocab_size - 256`` merges from ``texts`` (fewer if pairs run out).
 
     ``min_count``: stop when the best pair occurs fewer times than this.
-    Example: ``train_bpe(["low lower lowest"], 260).steps[0].pair`` -> ``(b'l', b'o')``
+    Example:
+        >>> from labkit.algorithms.bpe_train import train_bpe
+        >>> train_bpe(["low lower lowest"], 260).steps[0].pair
+        (b'l', b'o')
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     if isinstance(texts, str):

@@ -14,7 +14,10 @@ GPT-2 therefore gives each of the 256 byte values one printable Unicode characte
 
 Introduced in notebook ``01_bytes_and_unicode``.
 
-Example: ``bytes_to_gpt2(" hello".encode())`` -> ``'Ġhello'``
+Example:
+    >>> from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+    >>> bytes_to_gpt2(" hello".encode())
+    'Ġhello'
 """
 from __future__ import annotations
 
@@ -32,7 +35,13 @@ SHIFT_BASE = 0x100
 def is_printable_byte(value: int) -> bool:
     """True when byte ``value`` keeps its own Latin-1 character in the GPT-2 map.
 
-    Example: ``is_printable_byte(ord("A"))`` -> ``True``; ``is_printable_byte(0x20)`` -> ``False``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import is_printable_byte
+        >>> is_printable_byte(ord("A"))
+        True
+        >>> is_printable_byte(0x20)
+        False
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     return any(lo <= value <= hi for lo, hi in PRINTABLE_RANGES)
@@ -55,7 +64,11 @@ def _byte_table() -> tuple[str, ...]:
 def bytes_to_unicode() -> dict[int, str]:
     """The 256-entry map byte value -> its GPT-2 character (a fresh dict each call).
 
-    Example: ``bytes_to_unicode()[0x20]`` -> ``'Ġ'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import bytes_to_unicode
+        >>> bytes_to_unicode()[0x20]
+        'Ġ'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     return dict(enumerate(_byte_table()))
@@ -69,7 +82,11 @@ def _char_table() -> dict[str, int]:
 def unicode_to_bytes() -> dict[str, int]:
     """The inverse map: GPT-2 character -> byte value (a fresh dict each call).
 
-    Example: ``unicode_to_bytes()['Ċ']`` -> ``10``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import unicode_to_bytes
+        >>> unicode_to_bytes()['Ċ']
+        10
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     return dict(_char_table())
@@ -82,7 +99,11 @@ _TRANSLATE = {value: ch for value, ch in enumerate(_byte_table())}
 def bytes_to_gpt2(data: bytes) -> str:
     """Spell raw bytes as a GPT-2 token string.
 
-    Example: ``bytes_to_gpt2("é".encode())`` -> ``'Ã©'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import bytes_to_gpt2
+        >>> bytes_to_gpt2("é".encode())
+        'Ã©'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -94,7 +115,11 @@ def bytes_to_gpt2(data: bytes) -> str:
 def text_to_gpt2(text: str) -> str:
     """Spell a text's UTF-8 bytes as a GPT-2 string (what byte-level BPE starts from).
 
-    Example: ``text_to_gpt2(" hi\\n")`` -> ``'ĠhiĊ'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import text_to_gpt2
+        >>> text_to_gpt2(" hi\\n")
+        'ĠhiĊ'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     if not isinstance(text, str):
@@ -121,7 +146,11 @@ def _untranslate() -> dict[int, int]:
 def gpt2_to_bytes(token: str, *, where: str = "") -> bytes:
     """The raw bytes behind a GPT-2 token string; characters outside the map raise LabkitError.
 
-    Example: ``gpt2_to_bytes('Ġhello')`` -> ``b' hello'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import gpt2_to_bytes
+        >>> gpt2_to_bytes('Ġhello')
+        b' hello'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     if not isinstance(token, str):
@@ -141,7 +170,10 @@ def try_gpt2_to_bytes(token: str) -> bytes | None:
     """Like :func:`gpt2_to_bytes` but None when the string is not a GPT-2 byte spelling
     (``<|endoftext|>`` is one, since it is all printable ASCII; ``日本`` is not).
 
-    Example: ``try_gpt2_to_bytes('日本')`` -> ``None``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+        >>> print(try_gpt2_to_bytes('日本'))
+        None
     """
     try:
         # one C-level pass: map each char back to its byte's code point, then latin-1
@@ -155,7 +187,11 @@ def decode_like_byte_level(token: str) -> bytes:
     each char of the byte alphabet is its byte, any other char its UTF-8. So an added token
     spelled ``'über'`` decodes to byte 0xFC + ``b'ber'`` (invalid UTF-8, shown as U+FFFD).
 
-    Example: ``decode_like_byte_level("ĠHi <x>")`` -> ``b' Hi <x>'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import decode_like_byte_level
+        >>> decode_like_byte_level("ĠHi <x>")
+        b' Hi <x>'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     table = _char_table()
@@ -172,7 +208,11 @@ def decode_like_byte_level(token: str) -> bytes:
 def gpt2_to_text(token: str, errors: str = "replace") -> str:
     """Decode a GPT-2 token string back to text (invalid UTF-8 -> U+FFFD by default).
 
-    Example: ``gpt2_to_text('ĠhiĊ')`` -> ``' hi\\n'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import gpt2_to_text
+        >>> gpt2_to_text('ĠhiĊ')
+        ' hi\\n'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     return gpt2_to_bytes(token).decode("utf-8", errors)
@@ -181,7 +221,11 @@ def gpt2_to_text(token: str, errors: str = "replace") -> str:
 def byte_fallback_piece(value: int) -> str:
     """SentencePiece's spelling of a raw byte, ``<0xNN>`` (for comparison with GPT-2's map).
 
-    Example: ``byte_fallback_piece(0x0A)`` -> ``'<0x0A>'``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import byte_fallback_piece
+        >>> byte_fallback_piece(0x0A)
+        '<0x0A>'
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     if not isinstance(value, int) or not 0 <= value <= 255:
@@ -194,7 +238,11 @@ def char_spans(text: str, widths: Iterable[int]) -> list[tuple[int, int]]:
     (a token's bytes): a run holding part of a character gets all of it, and a run of width 0
     is an empty span where it stands.
 
-    Example: ``char_spans("hé!", [1, 1, 1, 1])`` -> ``[(0, 1), (1, 2), (1, 2), (2, 3)]``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import char_spans
+        >>> char_spans("hé!", [1, 1, 1, 1])
+        [(0, 1), (1, 2), (1, 2), (2, 3)]
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     spans = []
@@ -220,7 +268,13 @@ def char_spans(text: str, widths: Iterable[int]) -> list[tuple[int, int]]:
 def parse_byte_piece(piece: str) -> int | None:
     """The byte a ``<0xNN>`` piece stands for, else None (the inverse of :func:`byte_fallback_piece`).
 
-    Example: ``parse_byte_piece('<0xE2>')`` -> ``226``; ``parse_byte_piece('▁a')`` -> ``None``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import parse_byte_piece
+        >>> parse_byte_piece('<0xE2>')
+        226
+        >>> print(parse_byte_piece('▁a'))
+        None
+
     Introduced in notebook ``01_bytes_and_unicode``.
     """
     if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
@@ -234,6 +288,9 @@ def parse_byte_piece(piece: str) -> int | None:
 def moved_bytes() -> list[int]:
     """The 68 byte values that the GPT-2 map moves to U+0100 and up, in order.
 
-    Example: ``moved_bytes()[:3]`` -> ``[0, 1, 2]``
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import moved_bytes
+        >>> moved_bytes()[:3]
+        [0, 1, 2]
     """
     return [value for value in range(256) if not is_printable_byte(value)]

@@ -18,7 +18,10 @@ behind (``treat_whitespace_as_suffix``), and spaces become ``▁`` (``escape_whi
 Introduced in notebook ``06_normalization_charsmap``; used by ``05_unigram_trie_viterbi``
 and ``03_bpe_sentencepiece``.
 
-Example: ``SpmNormalizer(None).normalize("  Hello   world ")`` -> ``'▁Hello▁world'``
+Example:
+    >>> from labkit.algorithms.charsmap import SpmNormalizer
+    >>> SpmNormalizer(None).normalize("  Hello   world ")
+    '▁Hello▁world'
 """
 from __future__ import annotations
 
@@ -47,7 +50,10 @@ REPLACEMENT_CHAR = "\ufffd"
 def unit_label(unit: int) -> int:
     """The label a unit was reached by (a byte, or >= 2**31 for value units).
 
-    Example: ``unit_label(0x0000_0461)`` -> ``0x61``
+    Example:
+        >>> from labkit.algorithms.charsmap import unit_label
+        >>> unit_label(0x0000_0461)
+        97
     """
     return unit & 0x800000FF
 
@@ -55,7 +61,10 @@ def unit_label(unit: int) -> int:
 def unit_has_leaf(unit: int) -> bool:
     """True when the node ends a key (its value is in the child reached by label 0).
 
-    Example: ``unit_has_leaf(0x100)`` -> ``True``
+    Example:
+        >>> from labkit.algorithms.charsmap import unit_has_leaf
+        >>> unit_has_leaf(0x100)
+        True
     """
     return bool((unit >> 8) & 1)
 
@@ -63,7 +72,10 @@ def unit_has_leaf(unit: int) -> bool:
 def unit_value(unit: int) -> int:
     """The value stored in a value unit (here: an offset into the replacement pool).
 
-    Example: ``unit_value(0x8000_0007)`` -> ``7``
+    Example:
+        >>> from labkit.algorithms.charsmap import unit_value
+        >>> unit_value(0x8000_0007)
+        7
     """
     return unit & 0x7FFFFFFF
 
@@ -71,7 +83,10 @@ def unit_value(unit: int) -> int:
 def unit_offset(unit: int) -> int:
     """The XOR offset from a node to its children's block.
 
-    Example: ``unit_offset(5 << 10)`` -> ``5``
+    Example:
+        >>> from labkit.algorithms.charsmap import unit_offset
+        >>> unit_offset(5 << 10)
+        5
     """
     return (unit >> 10) << ((unit & 0x200) >> 6)
 
@@ -99,7 +114,10 @@ class CharsMapMatch:
     """One key of the charsmap found at a position: how many bytes it covers and what
     replaces them.
 
-    Example: ``CharsMapMatch(length=3, value=1234, replacement='A')``
+    Example:
+        >>> from labkit.algorithms.charsmap import CharsMapMatch
+        >>> CharsMapMatch(length=3, value=1234, replacement='A')
+        CharsMapMatch(length=3, value=1234, replacement='A')
     """
 
     length: int
@@ -290,7 +308,10 @@ def decode_bytes_per_byte(data: bytes) -> str:
     """UTF-8 -> str the way sentencepiece decodes byte pieces: each byte of a malformed
     sequence becomes its own U+FFFD (Python's ``errors="replace"`` merges some of them).
 
-    Example: ``decode_bytes_per_byte(b"\\xe3\\x99a")`` -> ``'\\ufffd\\ufffda'``
+    Example:
+        >>> from labkit.algorithms.charsmap import decode_bytes_per_byte
+        >>> decode_bytes_per_byte(b"\\xe3\\x99a")
+        '��a'
     """
     try:
         return data.decode("utf-8")
@@ -315,7 +336,11 @@ class SpmNormalizer:
     ``charsmap`` is the model's ``precompiled_charsmap`` blob (None or b"" for identity),
     ``user_defined`` the model's user-defined symbols (copied verbatim, never normalised).
 
-    Example: ``SpmNormalizer(None).normalize("Hello world")`` -> ``'▁Hello▁world'``
+    Example:
+        >>> from labkit.algorithms.charsmap import SpmNormalizer
+        >>> SpmNormalizer(None).normalize("Hello world")
+        '▁Hello▁world'
+
     (introduced in notebook ``06_normalization_charsmap``)
     """
 
@@ -388,7 +413,10 @@ class SpmNormalizer:
     def normalize(self, text: str) -> str:
         """The normalised string sentencepiece's model sees.
 
-        Example: ``SpmNormalizer(None).normalize(" a  b ")`` -> ``'▁a▁b'``
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer(None).normalize(" a  b ")
+            '▁a▁b'
         """
         if (
             self.compat == "sentencepiece" and self.remove_extra_whitespaces and self._exact_chars
@@ -413,7 +441,10 @@ class SpmNormalizer:
         k-th normalised char came from; one extra final entry holds the end offset, so a span
         [a, b) of the normalised string came from ``text[alignment[a]:alignment[b]]``.
 
-        Example: ``SpmNormalizer(None).normalize_with_alignment(" ab")`` -> ``('▁ab', [1, 1, 2, 3])``
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer(None).normalize_with_alignment(" ab")
+            ('▁ab', [1, 1, 2, 3])
         """
         if not isinstance(text, str):
             raise LabkitError(f"SpmNormalizer.normalize: expected str, got {type(text).__name__}")
@@ -428,7 +459,10 @@ class SpmNormalizer:
         ``norm_to_orig`` with one input byte offset per output byte plus the end offset).
         Malformed UTF-8 becomes U+FFFD, one byte at a time.
 
-        Example: ``SpmNormalizer(None).normalize_bytes(b"a\\xffb")[0].decode()`` -> ``'▁a\\ufffdb'``
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer(None).normalize_bytes(b"a\\xffb")[0].decode()
+            '▁a�b'
         """
         if not isinstance(data, (bytes, bytearray)):
             raise LabkitError(f"SpmNormalizer.normalize_bytes: expected bytes, got {type(data).__name__}")
@@ -490,7 +524,10 @@ class SpmNormalizer:
     def normalize_prefix_bytes(self, data: bytes, pos: int = 0) -> tuple[bytes, int]:
         """One step of the walk: (replacement bytes, bytes consumed) at ``data[pos:]``.
 
-        Example: ``SpmNormalizer(None).normalize_prefix_bytes(b"\\xff")`` -> ``(b'\\xef\\xbf\\xbd', 1)``
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer(None).normalize_prefix_bytes(b"\\xff")
+            (b'\\xef\\xbf\\xbd', 1)
         """
         return self._normalize_prefix_bytes(bytes(data), pos)
 

@@ -21,7 +21,10 @@ from labkit.core import LabkitError
 class ChiSquare:
     """The test's result: statistic, degrees of freedom, p-value, draws and pooled bins.
 
-    Example: ``ChiSquare(0.4, 1, 0.53, 1000, 2)``
+    Example:
+        >>> from labkit.algorithms.chi_square import ChiSquare
+        >>> ChiSquare(0.4, 1, 0.53, 1000, 2)
+        ChiSquare(statistic=0.4, dof=1, p_value=0.53, draws=1000, bins=2)
     """
 
     statistic: float
@@ -35,7 +38,10 @@ def chi_square(observed: Mapping[Hashable, int], probabilities: Mapping[Hashable
     """Test observed counts against probabilities (which should sum to 1). An observed
     category with probability 0 fails the test outright (p = 0).
 
-    Example: ``chi_square({"x": 30, "y": 70}, {"x": 0.3, "y": 0.7}).p_value`` -> ``1.0``
+    Example:
+        >>> from labkit.algorithms.chi_square import chi_square
+        >>> chi_square({"x": 30, "y": 70}, {"x": 0.3, "y": 0.7}).p_value
+        1.0
     """
     draws = sum(observed.values())
     if draws <= 0:
@@ -66,7 +72,10 @@ def chi_square(observed: Mapping[Hashable, int], probabilities: Mapping[Hashable
 def upper_gamma_regularized(a: float, x: float) -> float:
     """Q(a, x) = Γ(a, x) / Γ(a): the chi-square upper tail is Q(dof/2, statistic/2).
 
-    Example: ``round(upper_gamma_regularized(1.0, 1.0), 6)`` -> ``0.367879``
+    Example:
+        >>> from labkit.algorithms.chi_square import upper_gamma_regularized
+        >>> round(upper_gamma_regularized(1.0, 1.0), 6)
+        0.367879
     """
     if x <= 0:
         return 1.0

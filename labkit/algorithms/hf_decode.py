@@ -7,7 +7,10 @@ decoder the tokens are joined with spaces. Post-processors add [CLS]/[SEP] or BO
 may trim offsets of leading and trailing spaces.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``decode_chain(["▁Hello", "▁world"], [{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"}])`` -> ``'Hello world'``
+Example:
+    >>> from labkit.algorithms.hf_decode import decode_chain
+    >>> decode_chain(["▁Hello", "▁world"], [{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"}])
+    'Hello world'
 """
 from __future__ import annotations
 
@@ -47,7 +50,10 @@ _CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), ("
 def cleanup(text: str) -> str:
     """WordPiece/CTC decoders' clean-up of spaces before punctuation and contractions.
 
-    Example: ``cleanup("hello , world !")`` -> ``'hello, world!'``
+    Example:
+        >>> from labkit.algorithms.hf_decode import cleanup
+        >>> cleanup("hello , world !")
+        'hello, world!'
     """
     for old, new in _CLEANUP:
         text = text.replace(old, new)
@@ -140,7 +146,10 @@ def _ctc(tokens: list[str], node: dict) -> list[str]:
 def decode_chain(tokens: list[str], parts: list[dict] | None) -> str:
     """Token strings -> text through a flattened decoder list (None: join with spaces).
 
-    Example: ``decode_chain(["a", "##b"], [{"type": "WordPiece", "prefix": "##"}])`` -> ``'ab'``
+    Example:
+        >>> from labkit.algorithms.hf_decode import decode_chain
+        >>> decode_chain(["a", "##b"], [{"type": "WordPiece", "prefix": "##"}])
+        'ab'
     """
     if parts is None:
         return " ".join(tokens)
@@ -176,7 +185,10 @@ _GPT2_SPACE = "\u0120"
 def trim_offsets(tokens: list[str], offsets: list[tuple[int, int]], add_prefix_space: bool) -> list[tuple[int, int]]:
     """ByteLevel/Roberta ``trim_offsets``: offsets lose a token's leading and trailing spaces.
 
-    Example: ``trim_offsets(["Ġhi"], [(0, 3)], False)`` -> ``[(1, 3)]``
+    Example:
+        >>> from labkit.algorithms.hf_decode import trim_offsets
+        >>> trim_offsets(["Ġhi"], [(0, 3)], False)
+        [(1, 3)]
     """
     out = []
     for i, (token, (start, end)) in enumerate(zip(tokens, offsets)):

@@ -5,7 +5,10 @@ characters, continuing-subword prefix, end-of-word suffix, byte fallback, unk fu
 Each returns (id, value, start, end) with char offsets into the pre-token.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``WordLevelModel({"hi": 0, "<unk>": 1}, "<unk>").tokenize("yo")`` -> ``[(1, '<unk>', 0, 2)]``
+Example:
+    >>> from labkit.algorithms.hf_models import WordLevelModel
+    >>> WordLevelModel({"hi": 0, "<unk>": 1}, "<unk>").tokenize("yo")
+    [(1, '<unk>', 0, 2)]
 """
 from __future__ import annotations
 
@@ -35,7 +38,10 @@ class WordLevelModel:
 class WordPieceModel:
     """Greedy longest match with a continuation prefix; a word with no match is one unk.
 
-    Example: ``WordPieceModel({"un": 0, "##aff": 1, "[UNK]": 2}).tokenize("unaff")`` -> ``[(0, 'un', 0, 2), (1, '##aff', 2, 5)]``
+    Example:
+        >>> from labkit.algorithms.hf_models import WordPieceModel
+        >>> WordPieceModel({"un": 0, "##aff": 1, "[UNK]": 2}).tokenize("unaff")
+        [(0, 'un', 0, 2), (1, '##aff', 2, 5)]
     """
 
     def __init__(self, vocab: dict[str, int], unk_token: str = "[UNK]", prefix: str = "##", max_chars: int = 100):
@@ -71,7 +77,10 @@ class WordPieceModel:
 class CharBPEModel:
     """tokenizers' BPE over the characters of one pre-token.
 
-    Example: ``CharBPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).tokenize("ab")`` -> ``[(2, 'ab', 0, 2)]``
+    Example:
+        >>> from labkit.algorithms.hf_models import CharBPEModel
+        >>> CharBPEModel({"a": 0, "b": 1, "ab": 2}, [("a", "b")]).tokenize("ab")
+        [(2, 'ab', 0, 2)]
     """
 
     def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]], *, unk_token: str | None = None,
@@ -195,7 +204,10 @@ K_UNK_PENALTY = 10.0
 class HFUnigramModel:
     """The best path tokenizers' Unigram finds (its forward pass and its tie-breaking).
 
-    Example: ``HFUnigramModel([("<unk>", 0.0), ("a", -1.0)], 0).tokenize("ab")`` -> ``[(1, 'a', 0, 1), (0, 'b', 1, 2)]``
+    Example:
+        >>> from labkit.algorithms.hf_models import HFUnigramModel
+        >>> HFUnigramModel([("<unk>", 0.0), ("a", -1.0)], 0).tokenize("ab")
+        [(1, 'a', 0, 1), (0, 'b', 1, 2)]
     """
 
     def __init__(self, pieces: list[tuple[str, float]], unk_id: int | None, byte_fallback: bool = False):

@@ -7,7 +7,10 @@ replaces the next input character, change +1 inserts a character (it shares the 
 character's span), change -n also removes the n input characters that follow.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``normalize(Piece.of("Ｈｉ"), [{"type": "NFKC"}]).text`` -> ``'Hi'``
+Example:
+    >>> from labkit.algorithms.hf_normalize import normalize, Piece
+    >>> normalize(Piece.of("Ｈｉ"), [{"type": "NFKC"}]).text
+    'Hi'
 """
 from __future__ import annotations
 
@@ -25,7 +28,10 @@ Span = tuple[int, int]
 class Piece:
     """Normalised text, the original span of each character, and where it starts originally.
 
-    Example: ``Piece.of("ab", start=3).align`` -> ``[(3, 4), (4, 5)]``
+    Example:
+        >>> from labkit.algorithms.hf_normalize import Piece
+        >>> Piece.of("ab", start=3).align
+        [(3, 4), (4, 5)]
     """
 
     text: str
@@ -51,7 +57,10 @@ class Piece:
 def transform(piece: Piece, changes: list[tuple[str, int]], initial_offset: int = 0) -> Piece:
     """Apply (char, change) pairs to a piece, keeping alignments as ``tokenizers`` does.
 
-    Example: ``transform(Piece.of("ab"), [("A", 0), ("x", 1), ("b", 0)]).align`` -> ``[(0, 1), (0, 1), (1, 2)]``
+    Example:
+        >>> from labkit.algorithms.hf_normalize import transform, Piece
+        >>> transform(Piece.of("ab"), [("A", 0), ("x", 1), ("b", 0)]).align
+        [(0, 1), (0, 1), (1, 2)]
     """
     old = piece.align
     offset = initial_offset
@@ -131,7 +140,10 @@ def _excluded(char: str) -> bool:
 def unicode_form(piece: Piece, form: str) -> Piece:
     """NFC/NFD/NFKC/NFKD with per-character changes (decompose, reorder, recompose).
 
-    Example: ``unicode_form(Piece.of("e\\u0301"), "NFC").align`` -> ``[(0, 1)]``
+    Example:
+        >>> from labkit.algorithms.hf_normalize import unicode_form, Piece
+        >>> unicode_form(Piece.of("e\\u0301"), "NFC").align
+        [(0, 1)]
     """
     if unicodedata.is_normalized(form, piece.text):
         return piece
@@ -205,7 +217,10 @@ def _strip(piece: Piece, node: dict) -> Piece:
 def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
     """Spans of a tokenizers ``{"String": s}`` / ``{"Regex": r}`` pattern in ``text``.
 
-    Example: ``pattern_matches({"String": "a"}, "banana")`` -> ``[(1, 2), (3, 4), (5, 6)]``
+    Example:
+        >>> from labkit.algorithms.hf_normalize import pattern_matches
+        >>> pattern_matches({"String": "a"}, "banana")
+        [(1, 2), (3, 4), (5, 6)]
     """
     if "String" in pattern:
         needle = pattern["String"]
@@ -272,7 +287,10 @@ IMPLEMENTED = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip
 def normalize(piece: Piece, parts: list[dict]) -> Piece:
     """Run a flattened normaliser list over a piece.
 
-    Example: ``normalize(Piece.of(" Ab "), [{"type": "Lowercase"}]).text`` -> ``' ab '``
+    Example:
+        >>> from labkit.algorithms.hf_normalize import normalize, Piece
+        >>> normalize(Piece.of(" Ab "), [{"type": "Lowercase"}]).text
+        ' ab '
     """
     for node in parts:
         kind = node["type"]

@@ -6,7 +6,10 @@ Contiguous), optionally inverted, and ByteLevel / Metaspace also rewrite the tex
 pieces are dropped, as ``tokenizers`` drops them.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``[p.text for p in pre_tokenize([Piece.of("a b")], [{"type": "WhitespaceSplit"}])]`` -> ``['a', 'b']``
+Example:
+    >>> from labkit.algorithms.hf_pretokenize import pre_tokenize, Piece
+    >>> [p.text for p in pre_tokenize([Piece.of("a b")], [{"type": "WhitespaceSplit"}])]
+    ['a', 'b']
 """
 from __future__ import annotations
 
@@ -57,7 +60,10 @@ def _segments(matches: list[tuple[int, int]], length: int, invert: bool) -> list
 def split(piece: Piece, matches: list[tuple[int, int]], behavior: str, invert: bool = False) -> list[Piece]:
     """Split one piece at pattern matches with one of tokenizers' five behaviours.
 
-    Example: ``[p.text for p in split(Piece.of("a-b"), [(1, 2)], "Isolated")]`` -> ``['a', '-', 'b']``
+    Example:
+        >>> from labkit.algorithms.hf_pretokenize import split, Piece
+        >>> [p.text for p in split(Piece.of("a-b"), [(1, 2)], "Isolated")]
+        ['a', '-', 'b']
     """
     segments = _segments(matches, len(piece.text), invert)
     spans: list[list] = []  # [start, end, remove]
@@ -139,7 +145,10 @@ IMPLEMENTED = {"Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "BertPr
 def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
     """One pre-tokenizer over one piece.
 
-    Example: ``[p.text for p in pre_tokenize_one(Piece.of("a1"), {"type": "Digits"})]`` -> ``['a', '1']``
+    Example:
+        >>> from labkit.algorithms.hf_pretokenize import pre_tokenize_one, Piece
+        >>> [p.text for p in pre_tokenize_one(Piece.of("a1"), {"type": "Digits"})]
+        ['a', '1']
     """
     kind = node["type"]
     if kind == "Whitespace":
@@ -171,7 +180,10 @@ def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
 def pre_tokenize(pieces: list[Piece], parts: list[dict]) -> list[Piece]:
     """A flattened pre-tokenizer list over pieces (each part splits every piece further).
 
-    Example: ``[p.text for p in pre_tokenize([Piece.of("a b")], [{"type": "Whitespace"}])]`` -> ``['a', 'b']``
+    Example:
+        >>> from labkit.algorithms.hf_pretokenize import pre_tokenize, Piece
+        >>> [p.text for p in pre_tokenize([Piece.of("a b")], [{"type": "Whitespace"}])]
+        ['a', 'b']
     """
     for node in parts:
         out: list[Piece] = []

@@ -5,8 +5,10 @@ Rank BPE (GPT-2 style, parts are bytes) picks the pair with the lowest rank; sco
 carries whichever number chose it and the parts just before it, so a viewer can replay it.
 Introduced in notebooks ``02_bpe_byte_level`` (rank) and ``03_bpe_sentencepiece`` (score).
 
-Example: ``MergeStep(0, 0, b"l", b"o", b"lo", rank=0, parts_before=(b"l", b"o", b"w")).parts_after``
--> ``(b'lo', b'w')``
+Example:
+    >>> from labkit.algorithms.merge_step import MergeStep
+    >>> MergeStep(0, 0, b"l", b"o", b"lo", rank=0, parts_before=(b"l", b"o", b"w")).parts_after
+    (b'lo', b'w')
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from dataclasses import dataclass
 class MergeStep:
     """One merge: ``left + right`` became ``merged`` at index ``position`` of the parts.
 
-    Example: ``MergeStep(1, 0, "▁", "t", "▁t", score=-1.0)``
+    Example:
+        >>> from labkit.algorithms.merge_step import MergeStep
+        >>> MergeStep(1, 0, "▁", "t", "▁t", score=-1.0)
+        MergeStep(step=1, position=0, left='▁', right='t', merged='▁t', rank=None, score=-1.0, parts_before=())
     """
 
     step: int                          # 0-based merge number

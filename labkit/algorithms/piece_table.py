@@ -3,7 +3,10 @@ type (sentencepiece's numbering) per id, checked the same way for score BPE
 (:mod:`labkit.algorithms.spm_bpe`) and Unigram (:mod:`labkit.algorithms.unigram`).
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``check_piece_table("SpmBpeModel", ["<unk>", "a"], [0.0, -1.0], None)`` -> ``[1, 1]``
+Example:
+    >>> from labkit.algorithms.piece_table import check_piece_table
+    >>> check_piece_table("SpmBpeModel", ["<unk>", "a"], [0.0, -1.0], None)
+    [1, 1]
 """
 from __future__ import annotations
 
@@ -35,7 +38,10 @@ def unknown_id(owner: str, types: Sequence[int], unk_id: int | None = None, *, r
     """``unk_id`` if given, else the first UNKNOWN piece; checked to be inside the table.
     With ``required`` a table without one is an error (Unigram needs it for every lattice).
 
-    Example: ``unknown_id("UnigramModel", [2, 1, 1], required=True)`` -> ``0``
+    Example:
+        >>> from labkit.algorithms.piece_table import unknown_id
+        >>> unknown_id("UnigramModel", [2, 1, 1], required=True)
+        0
     """
     if unk_id is None:
         unk_id = next((i for i, kind in enumerate(types) if kind == TOKEN_UNKNOWN), None)

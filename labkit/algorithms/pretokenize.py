@@ -32,8 +32,10 @@ before pre-tokenization (see :mod:`labkit.algorithms.specials`).
 
 Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``get_pre_tokenizer("gpt-2").split("Hello world's 12345")``
--> ``['Hello', ' world', "'s", ' 12345']``
+Example:
+    >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+    >>> get_pre_tokenizer("gpt-2").split("Hello world's 12345")
+    ['Hello', ' world', "'s", ' 12345']
 """
 from __future__ import annotations
 
@@ -176,7 +178,11 @@ class PreTokenizerSpec:
     """How one ``tokenizer.ggml.pre`` splits text: regexes applied in sequence, plus NFC and
     ignore_merges switches.
 
-    Example: ``get_pre_tokenizer("qwen2").split("abc 123")`` -> ``['abc', ' ', '1', '2', '3']``
+    Example:
+        >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+        >>> get_pre_tokenizer("qwen2").split("abc 123")
+        ['abc', ' ', '1', '2', '3']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
 
@@ -205,7 +211,10 @@ class PreTokenizerSpec:
     def normalize(self, text: str) -> str:
         """The text the regexes see: NFC-normalised if this model does so, else unchanged.
 
-        Example: ``get_pre_tokenizer("qwen2").normalize("e\\u0301")`` -> ``'é'``
+        Example:
+            >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+            >>> get_pre_tokenizer("qwen2").normalize("e\\u0301")
+            'é'
         """
         if self.nfc and not unicodedata.is_normalized("NFC", text):
             return reference_nfc(text)
@@ -215,7 +224,10 @@ class PreTokenizerSpec:
         """(start, end) of each pre-token of ``text`` as given (no normalisation): matches
         and the gaps between them, covering the text with no overlap.
 
-        Example: ``get_pre_tokenizer("gpt-2").spans("a b")`` -> ``[(0, 1), (1, 3)]``
+        Example:
+            >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+            >>> get_pre_tokenizer("gpt-2").spans("a b")
+            [(0, 1), (1, 3)]
         """
         if not isinstance(text, str):
             raise LabkitError(f"pre-tokenizer {self.name!r}: spans() takes str, got {type(text).__name__}")
@@ -248,7 +260,10 @@ class PreTokenizerSpec:
     def split(self, text: str) -> list[str]:
         """The pre-tokens BPE will see: normalise (NFC where the model does), then split.
 
-        Example: ``get_pre_tokenizer("llama3").split("x 12345")`` -> ``['x', ' ', '123', '45']``
+        Example:
+            >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+            >>> get_pre_tokenizer("llama3").split("x 12345")
+            ['x', ' ', '123', '45']
         """
         if not isinstance(text, str):
             raise LabkitError(f"pre-tokenizer {self.name!r}: split() takes str, got {type(text).__name__}")
@@ -319,7 +334,10 @@ PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in 
 def known_pre_names() -> list[str]:
     """Every pre name this module knows (canonical names and aliases), sorted.
 
-    Example: ``"qwen2" in known_pre_names()`` -> ``True``
+    Example:
+        >>> from labkit.algorithms.pretokenize import known_pre_names
+        >>> "qwen2" in known_pre_names()
+        True
     """
     return sorted([*PRE_TOKENIZERS, *PRE_ALIASES])
 
@@ -328,7 +346,11 @@ def get_pre_tokenizer(name: str | None) -> PreTokenizerSpec:
     """The spec for a ``tokenizer.ggml.pre`` name or tiktoken encoding name (None -> 'default').
 
     Unknown names raise LabkitError listing the known ones.
-    Example: ``get_pre_tokenizer("llama-bpe").name`` -> ``'llama3'``
+    Example:
+        >>> from labkit.algorithms.pretokenize import get_pre_tokenizer
+        >>> get_pre_tokenizer("llama-bpe").name
+        'llama3'
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     if name is None:
@@ -346,7 +368,11 @@ def get_pre_tokenizer(name: str | None) -> PreTokenizerSpec:
 def pretokenize(text: str, pre: str | PreTokenizerSpec = "gpt-2") -> list[str]:
     """Split ``text`` the way model ``pre`` does (normalising first where it does).
 
-    Example: ``pretokenize("I'm 2024", "qwen2")`` -> ``['I', "'m", ' ', '2', '0', '2', '4']``
+    Example:
+        >>> from labkit.algorithms.pretokenize import pretokenize
+        >>> pretokenize("I'm 2024", "qwen2")
+        ['I', "'m", ' ', '2', '0', '2', '4']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     return get_pre_tokenizer(pre).split(text)
@@ -363,7 +389,10 @@ def nfc_with_offsets(text: str) -> tuple[str, list[tuple[int, int]]]:
     composition absorbed are dropped right after it, and the rest line up with the tail.
     ``'cafe\\u0301'``: the ``é`` is ``(3, 4)``, not ``(3, 5)``.
 
-    Example: ``nfc_with_offsets("e\\u0301x")`` -> ``('éx', [(0, 1), (2, 3)])``
+    Example:
+        >>> from labkit.algorithms.pretokenize import nfc_with_offsets
+        >>> nfc_with_offsets("e\\u0301x")
+        ('éx', [(0, 1), (2, 3)])
     """
     if unicodedata.is_normalized("NFC", text):
         return text, [(i, i + 1) for i in range(len(text))]

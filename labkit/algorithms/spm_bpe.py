@@ -52,7 +52,11 @@ def byte_piece(value: int) -> str:
 class SpmBpeModel:
     """Score-based BPE over a SentencePiece vocabulary (pieces, scores, piece types).
 
-    Example: ``SpmBpeModel(["<unk>", "a", "b", "ab"], [0, -1, -2, -0.5], [2, 1, 1, 1]).pieces("ab")`` -> ``['ab']``
+    Example:
+        >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+        >>> SpmBpeModel(["<unk>", "a", "b", "ab"], [0, -1, -2, -0.5], [2, 1, 1, 1]).pieces("ab")
+        ['ab']
+
     (introduced in notebook ``03_bpe_sentencepiece``)
     """
 
@@ -307,7 +311,10 @@ def chunk_rule(tokens: Sequence[str], token_types: Sequence[int]) -> str | None:
     ``"prefix"`` when no piece has a ``▁`` after another character (cut before each run of
     ``▁``: llama, botchan), ``"suffix"`` when no piece has a character after a ``▁`` (cut
     after each run), else None (do not cut). Cutting lets an engine cache whole words.
-    Example: ``chunk_rule(["▁the", "a"], [1, 1])`` -> ``'prefix'``
+    Example:
+        >>> from labkit.algorithms.spm_bpe import chunk_rule
+        >>> chunk_rule(["▁the", "a"], [1, 1])
+        'prefix'
     """
     prefix_ok = suffix_ok = True
     for piece, kind in zip(tokens, token_types):

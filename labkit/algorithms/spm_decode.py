@@ -45,7 +45,11 @@ def default_style(vocab: VocabData) -> str:
 def bytes_all_or_nothing(data: bytes | bytearray) -> str:
     """tokenizers' ``ByteFallback``: a valid UTF-8 run is its text, else one U+FFFD per byte.
 
-    Example: ``bytes_all_or_nothing(b"\\xe3\\x99a")`` -> ``'\\ufffd\\ufffd\\ufffd'``
+    Example:
+        >>> from labkit.algorithms.spm_decode import bytes_all_or_nothing
+        >>> bytes_all_or_nothing(b"\\xe3\\x99a")
+        '���'
+
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
     try:
@@ -116,7 +120,12 @@ class SpmDecoder:
     whitespace flags are the model's normaliser settings; ``unk_surface`` is what
     sentencepiece writes for ``<unk>``.
 
-    Example: ``SpmDecoder.from_vocab(labkit.load("botchan-unigram").vocab).decode([4, 4, 11])`` -> ``'a'``
+    Example:
+        >>> from labkit.algorithms.spm_decode import SpmDecoder
+        >>> import labkit
+        >>> SpmDecoder.from_vocab(labkit.load("botchan-unigram").vocab).decode([4, 4, 11])
+        'a'
+
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
 

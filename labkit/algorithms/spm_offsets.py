@@ -6,7 +6,10 @@ the byte-fallback pieces spelling one character only the last one covers it (its
 bytes end where the character starts, since offsets are whole characters).
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``sentencepiece_offsets([(5, 0, 1), (9, 1, 2)], [0, 0, 1])`` -> ``[(5, 0, 0), (9, 0, 1)]``
+Example:
+    >>> from labkit.algorithms.spm_offsets import sentencepiece_offsets
+    >>> sentencepiece_offsets([(5, 0, 1), (9, 1, 2)], [0, 0, 1])
+    [(5, 0, 0), (9, 0, 1)]
 """
 from __future__ import annotations
 
@@ -16,7 +19,10 @@ def sentencepiece_offsets(spans: list[tuple[int, int, int]], align: list[int]) -
     sentencepiece does; ``align[j]`` is the original char where normalised char ``j`` came from
     (``align[len]`` the end of the text).
 
-    Example: ``sentencepiece_offsets([(7, 1, 2), (8, 1, 2)], [0, 1, 2])`` -> ``[(7, 1, 1), (8, 1, 2)]``
+    Example:
+        >>> from labkit.algorithms.spm_offsets import sentencepiece_offsets
+        >>> sentencepiece_offsets([(7, 1, 2), (8, 1, 2)], [0, 1, 2])
+        [(7, 1, 1), (8, 1, 2)]
     """
     out = []
     last = len(spans) - 1

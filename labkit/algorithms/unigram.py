@@ -31,7 +31,10 @@ Offsets here are character offsets into the normalised string (sentencepiece and
 count UTF-8 bytes; since pieces are whole characters the segmentations are the same).
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
-Example: ``UnigramModel(["<unk>", "▁a", "b"], [0, -1, -2], [2, 1, 1]).encode("▁ab")`` -> ``[(1, 0, 2), (2, 2, 3)]``
+Example:
+    >>> from labkit.algorithms.unigram import UnigramModel
+    >>> UnigramModel(["<unk>", "▁a", "b"], [0, -1, -2], [2, 1, 1]).encode("▁ab")
+    [(1, 0, 2), (2, 2, 3)]
 """
 from __future__ import annotations
 
@@ -60,7 +63,10 @@ _ULP32_SCALE = 2.0**29  # a float32 ulp is 2**29 double ulps (24 vs 53 significa
 def to_float32(value: float) -> float:
     """Round a Python float to the nearest 32-bit float (what a C ``float`` variable keeps).
 
-    Example: ``to_float32(0.1)`` -> ``0.10000000149011612``
+    Example:
+        >>> from labkit.algorithms.unigram import to_float32
+        >>> to_float32(0.1)
+        0.10000000149011612
     """
     _F32[0] = value
     return _F32[0]
@@ -69,7 +75,10 @@ def to_float32(value: float) -> float:
 def split_words(text: str) -> list[str]:
     """Cut normalised text before each '▁' (the pieces between cuts are segmented alone).
 
-    Example: ``split_words("▁the▁▁cat")`` -> ``['▁the', '▁', '▁cat']``
+    Example:
+        >>> from labkit.algorithms.unigram import split_words
+        >>> split_words("▁the▁▁cat")
+        ['▁the', '▁', '▁cat']
     """
     parts = text.split("\u2581")
     words = ["\u2581" + w for w in parts[1:]]
@@ -86,7 +95,11 @@ class DictTrie:
     starts at a position. Each node is a dict from the next character to the child node; the
     key ``None`` holds the id of the piece that ends there.
 
-    Example: ``DictTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")`` -> ``[(2, 1), (3, 2)]``
+    Example:
+        >>> from labkit.algorithms.unigram import DictTrie
+        >>> DictTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")
+        [(2, 1), (3, 2)]
+
     (introduced in notebook ``05_unigram_trie_viterbi``)
     """
 
@@ -114,7 +127,10 @@ class DictTrie:
     def get(self, piece: str) -> int | None:
         """The id of exactly ``piece``, or None.
 
-        Example: ``DictTrie({"ab": 3}).get("ab")`` -> ``3``
+        Example:
+            >>> from labkit.algorithms.unigram import DictTrie
+            >>> DictTrie({"ab": 3}).get("ab")
+            3
         """
         node = self.root
         for ch in piece:
@@ -126,7 +142,10 @@ class DictTrie:
     def prefixes(self, text: str, start: int = 0) -> list[tuple[int, int]]:
         """Every piece that starts at ``text[start]``: (end offset, id), shortest first.
 
-        Example: ``DictTrie({"a": 0, "ab": 1}).prefixes("xab", 1)`` -> ``[(2, 0), (3, 1)]``
+        Example:
+            >>> from labkit.algorithms.unigram import DictTrie
+            >>> DictTrie({"a": 0, "ab": 1}).prefixes("xab", 1)
+            [(2, 0), (3, 1)]
         """
         out = []
         node = self.root
@@ -164,7 +183,10 @@ class PieceTrie:
     """The trie the engine walks: nested dicts whose entries are ``(child, id)`` pairs, so
     each step costs one dict lookup (id -1 where no piece ends).
 
-    Example: ``PieceTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")`` -> ``[(2, 1), (3, 2)]``
+    Example:
+        >>> from labkit.algorithms.unigram import PieceTrie
+        >>> PieceTrie({"▁a": 1, "▁ab": 2}).prefixes("▁abc")
+        [(2, 1), (3, 2)]
     """
 
     def __init__(self, pieces: dict[str, int] | Iterable[tuple[str, int]] = ()):
@@ -212,7 +234,10 @@ class PieceTrie:
 class LatticeNode:
     """One candidate piece in the lattice: ``text[start:end]`` is piece ``id`` with ``score``.
 
-    Example: ``LatticeNode(0, 2, 37, "▁a", -3.1, "normal")``
+    Example:
+        >>> from labkit.algorithms.unigram import LatticeNode
+        >>> LatticeNode(0, 2, 37, "▁a", -3.1, "normal")
+        LatticeNode(start=0, end=2, id=37, piece='▁a', score=-3.1, kind='normal')
     """
 
     start: int
@@ -374,8 +399,10 @@ class UnigramModel:
         starting there, shortest first, plus one unknown character when no piece is one
         character long (so the lattice always reaches the end).
 
-        Example: ``UnigramModel(["<unk>", "▁a", "b", "▁"], [0, -1, -2, -3], [2, 1, 1, 1]).candidates("▁ab", 0)``
-        -> ``[(1, 3, -3.0, False), (2, 1, -1.0, False)]``
+        Example:
+            >>> from labkit.algorithms.unigram import UnigramModel
+            >>> UnigramModel(["<unk>", "▁a", "b", "▁"], [0, -1, -2, -3], [2, 1, 1, 1]).candidates("▁ab", 0)
+            [(1, 3, -3.0, False), (2, 1, -1.0, False)]
         """
         out = [(end, piece_id, self.scores[piece_id], False) for end, piece_id in self.trie.prefixes(text, pos)]
         if not out or out[0][0] != pos + 1:

@@ -22,7 +22,10 @@ Unknown runs merge, or spell as bytes with byte fallback, after a path is chosen
 sentencepiece's processor does. Kudo (2018) introduced both n-best and sampling for
 subword regularisation. Introduced in notebook ``13_where_vocabularies_come_from``.
 
-Example: ``UnigramSampler.load("botchan-unigram").nbest("Hello world", 3)[0]``
+Example:
+    >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+    >>> UnigramSampler.load("botchan-unigram").nbest("Hello world", 3)[0]
+    ([151, 88, 21, 887], -26.98749351501465)
 """
 from __future__ import annotations
 
@@ -48,7 +51,10 @@ MAX_ENUMERATED = 200_000
 class Node:
     """One lattice node: piece ``id`` covers normalised chars ``start:end`` with ``score``.
 
-    Example: ``Node(0, 2, 37, -3.5)``
+    Example:
+        >>> from labkit.algorithms.unigram_sampling import Node
+        >>> Node(0, 2, 37, -3.5)
+        Node(start=0, end=2, id=37, score=-3.5)
     """
 
     start: int
@@ -283,7 +289,13 @@ class StdPriorityQueue:
     ``std::priority_queue`` in libstdc++ does (its push_heap / pop_heap steps), so an A*
     search pops equal-priority paths in sentencepiece's order.
 
-    Example: ``q = StdPriorityQueue(); q.push((1.0, "a")); q.push((2.0, "b")); q.pop()`` -> ``(2.0, 'b')``
+    Example:
+        >>> from labkit.algorithms.unigram_sampling import StdPriorityQueue
+        >>> q = StdPriorityQueue()
+        >>> q.push((1.0, "a"))
+        >>> q.push((2.0, "b"))
+        >>> q.pop()
+        (2.0, 'b')
     """
 
     def __init__(self):
@@ -345,7 +357,11 @@ class UnigramSampler:
     """n-best and sampled segmentations of raw text under a Unigram model: normalise,
     build the lattice, search or sample, then merge unknowns as sentencepiece does.
 
-    Example: ``UnigramSampler.load("botchan-unigram").sample("Hello world", 0.1, seed=0)``
+    Example:
+        >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+        >>> UnigramSampler.load("botchan-unigram").sample("Hello world", 0.1, seed=0)
+        [4, 165, 16, 88, 21, 102, 54, 31, 17]
+
     (introduced in notebook ``13_where_vocabularies_come_from``)
     """
 

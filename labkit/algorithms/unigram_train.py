@@ -63,7 +63,10 @@ _F32 = array("f", [0.0])
 def f32(value: float) -> float:
     """Round a double to the nearest 32-bit float (sentencepiece stores scores as floats).
 
-    Example: ``f32(0.1)`` -> ``0.10000000149011612``
+    Example:
+        >>> from labkit.algorithms.unigram_train import f32
+        >>> f32(0.1)
+        0.10000000149011612
     """
     _F32[0] = value
     return _F32[0]
@@ -73,7 +76,10 @@ def digamma(x: float) -> float:
     """The digamma function by its asymptotic series after shifting ``x`` above 7
     (the formula sentencepiece's M-step uses).
 
-    Example: ``round(digamma(1.0), 6)`` -> ``-0.577216``
+    Example:
+        >>> from labkit.algorithms.unigram_train import digamma
+        >>> round(digamma(1.0), 6)
+        -0.577216
     """
     result = 0.0
     while x < 7:
@@ -100,7 +106,10 @@ def script_of(ch: str) -> str:
     """The Unicode script of one character as sentencepiece's trainer groups them:
     Hiragana, Katakana and ``ー`` count as Han.
 
-    Example: ``(script_of("a"), script_of("."), script_of("か"))`` -> ``('Latin', 'Common', 'Han')``
+    Example:
+        >>> from labkit.algorithms.unigram_train import script_of
+        >>> (script_of("a"), script_of("."), script_of("か"))
+        ('Latin', 'Common', 'Han')
     """
     found = _script_cache.get(ch)
     if found is None:
@@ -120,7 +129,10 @@ def is_valid_piece(piece: str, max_piece_length: int = 16) -> bool:
     characters, no ``⁇``/NUL/space, ``▁`` only as the first character, one script
     (an Inherited mark takes its neighbour's; digits are Common).
 
-    Example: ``[is_valid_piece(p) for p in ("▁the", "e▁", "e.", "▁1984")]`` -> ``[True, False, False, True]``
+    Example:
+        >>> from labkit.algorithms.unigram_train import is_valid_piece
+        >>> [is_valid_piece(p) for p in ("▁the", "e▁", "e.", "▁1984")]
+        [True, False, False, True]
     """
     if not piece or len(piece) > max_piece_length:
         return False
@@ -193,7 +205,10 @@ def split_words(sentences: Sequence[str]) -> list[tuple[str, int]]:
     """Distinct words (a new word starts at each ``▁``) with counts, most frequent first,
     ties in byte order.
 
-    Example: ``split_words(["▁a▁b▁a"])`` -> ``[('▁a', 2), ('▁b', 1)]``
+    Example:
+        >>> from labkit.algorithms.unigram_train import split_words
+        >>> split_words(["▁a▁b▁a"])
+        [('▁a', 2), ('▁b', 1)]
     """
     counts: dict[str, int] = {}
     for sentence in sentences:
@@ -331,7 +346,10 @@ class _Vocabulary:
 class EMStep:
     """One line of the training log: what the model looked like after a step.
 
-    Example: ``EMStep("em", 0, 5926, 10.53, 67023)``
+    Example:
+        >>> from labkit.algorithms.unigram_train import EMStep
+        >>> EMStep("em", 0, 5926, 10.53, 67023)
+        EMStep(kind='em', round=0, size=5926, objective=10.53, tokens=67023)
     """
 
     kind: str  # "seed" | "em" | "prune" | "final"
@@ -761,7 +779,10 @@ def viterbi_path(n: int, edges: list[tuple]) -> list[int]:
     (start, end, id, score) are sorted by end, then start: 32-bit float sums as in
     sentencepiece's lattice, the earlier start wins a tie.
 
-    Example: ``viterbi_path(2, [(0, 1, 0, -1.0), (0, 2, 2, -1.5), (1, 2, 1, -1.0)])`` -> ``[2]``
+    Example:
+        >>> from labkit.algorithms.unigram_train import viterbi_path
+        >>> viterbi_path(2, [(0, 1, 0, -1.0), (0, 2, 2, -1.5), (1, 2, 1, -1.0)])
+        [2]
     """
     best: list = [None] * (n + 1)
     best[0] = 0.0
@@ -792,7 +813,10 @@ def default_normalizer():
     """sentencepiece's default training normaliser (``nmt_nfkc``), taken from the shipped
     botchan BPE model, which was trained with it.
 
-    Example: ``default_normalizer().normalize("Ｈｉ  there")`` -> ``'▁Hi▁there'``
+    Example:
+        >>> from labkit.algorithms.unigram_train import default_normalizer
+        >>> default_normalizer().normalize("Ｈｉ  there")
+        '▁Hi▁there'
     """
     from labkit.algorithms.charsmap import SpmNormalizer
     from labkit.formats.spm_model import read_spm_model

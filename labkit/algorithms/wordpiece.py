@@ -14,7 +14,10 @@ piece; ``tokenizers``' cleanup then pulls punctuation and English contractions b
 (`` .`` -> ``.``, `` n't`` -> ``n't``, ...).
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``WordPiece({"un": 0, "##aff": 1, "##able": 2, "[UNK]": 3}).tokenize_word("unaffable")`` -> ``[(0, 0, 2), (1, 2, 5), (2, 5, 9)]``
+Example:
+    >>> from labkit.algorithms.wordpiece import WordPiece
+    >>> WordPiece({"un": 0, "##aff": 1, "##able": 2, "[UNK]": 3}).tokenize_word("unaffable")
+    [(0, 0, 2), (1, 2, 5), (2, 5, 9)]
 """
 from __future__ import annotations
 
@@ -29,7 +32,10 @@ class Attempt:
     """One lookup of the greedy search: ``candidate`` (with its ``##``) for word chars
     ``start:end``, and whether the vocabulary has it.
 
-    Example: ``Attempt(0, 9, 'unaffable', False)``
+    Example:
+        >>> from labkit.algorithms.wordpiece import Attempt
+        >>> Attempt(0, 9, 'unaffable', False)
+        Attempt(start=0, end=9, candidate='unaffable', found=False)
     """
 
     start: int
@@ -41,7 +47,11 @@ class Attempt:
 class WordPiece:
     """The WordPiece model: a vocabulary, the continuation prefix and the unknown token.
 
-    Example: ``WordPiece.from_tokens(["[UNK]", "un", "##aff", "##able"]).tokenize("unaffable")`` -> ``['un', '##aff', '##able']``
+    Example:
+        >>> from labkit.algorithms.wordpiece import WordPiece
+        >>> WordPiece.from_tokens(["[UNK]", "un", "##aff", "##able"]).tokenize("unaffable")
+        ['un', '##aff', '##able']
+
     (introduced in notebook ``04_wordpiece``)
     """
 
@@ -142,7 +152,10 @@ def decode_wordpiece(tokens: Sequence[str], *, prefix: str = "##", cleanup: bool
     Every token but the first: a leading ``prefix`` is removed (joined to the previous
     piece), otherwise a space goes in front. With ``cleanup`` each token then has the
     spaces before punctuation and contractions pulled back.
-    Example: ``decode_wordpiece(["un", "##aff", "##able", "!"])`` -> ``'unaffable!'``
+    Example:
+        >>> from labkit.algorithms.wordpiece import decode_wordpiece
+        >>> decode_wordpiece(["un", "##aff", "##able", "!"])
+        'unaffable!'
     """
     parts = []
     for index, token in enumerate(tokens):

@@ -14,7 +14,10 @@ a unigram language model, as Google's WordPiece paper describes it). ``tokenizer
 keeps BPE's vocabulary; notebook ``13_where_vocabularies_come_from`` shows where the two
 vocabularies part.
 
-Example: ``train_wordpiece(["hug hugs pug pun bun hugs"], 30).tokens[-3:]``
+Example:
+    >>> from labkit.algorithms.wordpiece_train import train_wordpiece
+    >>> train_wordpiece(["hug hugs pug pun bun hugs"], 30).tokens[-3:]
+    ['pug', 'hug', 'hugs']
 """
 from __future__ import annotations
 
@@ -33,7 +36,10 @@ def bert_words(text: str) -> list[str]:
     """Split like ``tokenizers``' BertPreTokenizer: on whitespace, with each punctuation
     character a word of its own.
 
-    Example: ``bert_words("Hi, there!")`` -> ``['Hi', ',', 'there', '!']``
+    Example:
+        >>> from labkit.algorithms.wordpiece_train import bert_words
+        >>> bert_words("Hi, there!")
+        ['Hi', ',', 'there', '!']
     """
     words, current = [], []
     for ch in text:
@@ -57,7 +63,10 @@ def bert_words(text: str) -> list[str]:
 class WordPieceMerge:
     """One training step: ``left`` + ``right`` became ``token`` with this score.
 
-    Example: ``WordPieceMerge("h", "##u", "hu", 0.05, 20)``
+    Example:
+        >>> from labkit.algorithms.wordpiece_train import WordPieceMerge
+        >>> WordPieceMerge("h", "##u", "hu", 0.05, 20)
+        WordPieceMerge(left='h', right='##u', token='hu', score=0.05, count=20)
     """
 
     left: str

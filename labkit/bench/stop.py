@@ -36,7 +36,10 @@ _COMMON_STOPS = ["\n\nUser:", "<|im_end|>", "Observation:", "</answer>", "\n\n\n
 def stop_strings(count: int, text: str) -> list[str]:
     """``count`` stop strings that never occur in ``text`` but start like it often does.
 
-    Example: ``stop_strings(3, corpus(0.1))`` -> ``['\\n\\nUser:', '<|im_end|>', 'Observation:']``
+    Example:
+        >>> from labkit.bench.stop import stop_strings, corpus
+        >>> stop_strings(3, corpus(0.1))
+        ['\\n\\nUser:', '<|im_end|>', 'Observation:']
     """
     words = Counter(w for w in text.split() if w.isalpha() and len(w) >= 3)
     shaped = [f" {w} qzx" for w, _ in words.most_common()]  # " the ..." jails, "qzx" never follows
@@ -145,7 +148,10 @@ def measure(tok, ids: list[int], counts=(1, 10, 100), *, repeat: int = 5, text: 
 def fresh_stops(count: int, text: str, tag: str) -> list[str]:
     """``stop_strings(count)`` with its last string made unique by ``tag``: a stop set never compiled.
 
-    Example: ``fresh_stops(2, corpus(0.1), "r1")`` -> ``['\\n\\nUser:', '<|im_end|>#r1']``
+    Example:
+        >>> from labkit.bench.stop import fresh_stops, corpus
+        >>> fresh_stops(2, corpus(0.1), "r1")
+        ['\\n\\nUser:', '<|im_end|>#r1']
     """
     stops = stop_strings(count, text)
     stops[-1] = f"{stops[-1]}#{tag}"

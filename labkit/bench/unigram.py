@@ -51,7 +51,11 @@ def _described_workload(megabytes: float) -> tuple[list[str], str]:
 def measure(name: str, lines: list[str], repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one Unigram vocabulary (labkit cold/warm, sentencepiece, tokenizers).
 
-    Example: ``measure("botchan-unigram", workload(0.05), repeat=1)[0]["engine"]`` -> ``'labkit cold encode_ordinary'``
+    Example:
+        >>> from labkit.bench.unigram import measure, workload
+        >>> # a benchmark (seconds of timing runs), so not executed as a test
+        >>> measure("botchan-unigram", workload(0.05), repeat=1)[0]["engine"]  # doctest: +SKIP
+        'labkit cold encode_ordinary'
     """
     import labkit
 

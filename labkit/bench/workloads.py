@@ -12,7 +12,10 @@ format), with text drawn from botchan.txt so it reads like language, not noise:
 
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``len(make_workload("customer_service", seed=0).prompts)`` -> ``200``
+Example:
+    >>> from labkit.bench.workloads import make_workload
+    >>> len(make_workload("customer_service", seed=0).prompts)
+    200
 """
 from __future__ import annotations
 
@@ -29,7 +32,10 @@ WORKLOADS = ("realistic_chat", "customer_service", "multi_turn", "code_review", 
 class Workload:
     """A named, seeded list of prompts.
 
-    Example: ``make_workload("multi_turn").prompts[0][:30]``
+    Example:
+        >>> from labkit.bench.workloads import make_workload
+        >>> make_workload("multi_turn").prompts[0][:30]
+        '<|im_start|>system\\nYou are a p'
     """
 
     name: str

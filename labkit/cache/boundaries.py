@@ -45,7 +45,10 @@ def _overlapping(candidates: list[str], spellings: list[str]) -> set[str]:
     """The candidates that overlap another spelling or themselves, in time linear in the
     total length of the spellings (sets of prefixes and suffixes instead of all pairs).
 
-    Example: ``_overlapping(["ab]"], ["ab]", "]cd"])`` -> ``{"ab]"}``
+    Example:
+        >>> from labkit.cache.boundaries import _overlapping
+        >>> _overlapping(["ab]"], ["ab]", "]cd"])
+        {'ab]'}
     """
     distinct = set(spellings)
     candidate_set = set(candidates)
@@ -171,7 +174,11 @@ _FIND_AT_MOST = 8
 class SafeBoundaries:
     """Finds the cut points (char offsets right after a safe special token) in a text.
 
-    Example: ``SafeBoundaries(labkit.load("qwen2")).cut_points("<|im_start|>x")`` -> ``[12]``
+    Example:
+        >>> from labkit.cache.boundaries import SafeBoundaries
+        >>> import labkit
+        >>> SafeBoundaries(labkit.load("qwen2")).cut_points("<|im_start|>x")
+        [12]
     """
 
     def __init__(self, tok: Tokenizer):

@@ -9,7 +9,11 @@ comparing the text in place, so a hit is exact and costs no hashing of the prefi
 levels are bounded by bytes measured from the objects they keep (:mod:`labkit.cache.sizes`).
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``CachedTokenizer(labkit.load("qwen2"), CacheConfig(enable_l0=True, enable_l1=True))``
+Example:
+    >>> from labkit.cache.cached_tokenizer import CachedTokenizer, CacheConfig
+    >>> import labkit
+    >>> CachedTokenizer(labkit.load("qwen2"), CacheConfig(enable_l0=True, enable_l1=True))
+    <labkit.Tokenizer ggml-vocab-qwen2.gguf model=bpe_byte engine=labkit vocab_size=151936>
 """
 from __future__ import annotations
 
@@ -39,7 +43,10 @@ class CacheConfig:
     :mod:`labkit.cache.sizes`). Disabled by default. No single entry (and, in L1, no single
     request) may take more than 1/8 of its level's memory.
 
-    Example: ``CacheConfig(enable_l1=True, l1_max_memory=8 * 2**20)``
+    Example:
+        >>> from labkit.cache.cached_tokenizer import CacheConfig
+        >>> CacheConfig(enable_l1=True, l1_max_memory=8 * 2**20)
+        CacheConfig(enable_l0=False, l0_max_entries=10000, enable_l1=True, l1_max_memory=8388608, l0_max_memory=16777216)
     """
 
     enable_l0: bool = False

@@ -1,7 +1,11 @@
 """A tokenizer's fingerprint: a blake3 digest of everything that decides its ids, so a
 cache keyed with it never serves another tokenizer.
 
-Example: ``tokenizer_fingerprint(labkit.load("gpt2")).hex()[:16]``
+Example:
+    >>> from labkit.cache.fingerprint import tokenizer_fingerprint
+    >>> import labkit
+    >>> tokenizer_fingerprint(labkit.load("gpt2")).hex()[:16]
+    '569a38db14904d02'
 """
 from __future__ import annotations
 

@@ -1,6 +1,11 @@
 """A thread-safe LRU store bounded by entries or by bytes, with the counts a cache reports.
 
-Example: ``store = LruStore(max_entries=2); store.put("a", 1, size=1); store.get("a")`` -> ``1``
+Example:
+    >>> from labkit.cache.lru import LruStore
+    >>> store = LruStore(max_entries=2)
+    >>> store.put("a", 1, size=1)
+    >>> store.get("a")
+    1
 """
 from __future__ import annotations
 
@@ -105,7 +110,11 @@ class TextStore(LruStore):
     lengths it holds, so a lookup for a length it does not hold is skipped without hashing
     the text (``may_hold``).
 
-    Example: ``store = TextStore(max_bytes=2**20); store.may_hold("hello")`` -> ``False``
+    Example:
+        >>> from labkit.cache.lru import TextStore
+        >>> store = TextStore(max_bytes=2**20)
+        >>> store.may_hold("hello")
+        False
     """
 
     def __init__(self, *, max_entries: int | None = None, max_bytes: int | None = None,

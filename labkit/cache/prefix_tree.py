@@ -72,7 +72,10 @@ class PrefixTree:
     ``max_entry`` caps what one node may take and ``max_per_request`` what one request may
     add, so a single huge prompt cannot flush the cache.
 
-    Example: ``PrefixTree(max_bytes=2**20).stats()["bytes"]`` -> ``0``
+    Example:
+        >>> from labkit.cache.prefix_tree import PrefixTree
+        >>> PrefixTree(max_bytes=2**20).stats()["bytes"]
+        0
     """
 
     def __init__(self, *, max_bytes: int, max_entry: int | None = None, max_per_request: int | None = None):

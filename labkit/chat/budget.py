@@ -167,7 +167,9 @@ CURRENT: contextvars.ContextVar[Budget] = contextvars.ContextVar("labkit_chat_bu
 def current_budget() -> Budget:
     """The budget of the render in progress (default limits while compiling: constant folding).
 
-    Example: ``current_budget().step()``
+    Example:
+        >>> from labkit.chat.budget import current_budget
+        >>> current_budget().step()
     """
     budget = CURRENT.get(None)
     if budget is None:

@@ -234,7 +234,10 @@ def longest_text(name: str, max_seconds: float) -> int:
     """The longest input (chars) filter ``name`` may take so one call uses at most half of
     a ``max_seconds`` budget, by the cost model above.
 
-    Example: ``longest_text("wordwrap", 0.5)`` -> ``22360``
+    Example:
+        >>> from labkit.chat.checks import longest_text
+        >>> longest_text("wordwrap", 0.5)
+        22360
     """
     allowed_ns = max_seconds * 1e9 / 2
     if name == "wordwrap":

@@ -1,6 +1,11 @@
 """Apply a chat template to a tokenizer, encode the result, and know where generation ends.
 
-Example: ``encode_chat(labkit.load("qwen2"), [{"role": "user", "content": "hi"}]).tokens[0]`` -> ``'<|im_start|>'``
+Example:
+    >>> from labkit.chat.encode import encode_chat
+    >>> import labkit
+    >>> encode_chat(labkit.load("qwen2"), [{"role": "user", "content": "hi"}]).tokens[0]
+    '<|im_start|>'
+
 Introduced in notebook ``07_special_tokens_chat_templates``.
 """
 from __future__ import annotations
@@ -21,7 +26,10 @@ def apply_chat_template(tok, messages, *, add_generation_prompt: bool = False, c
     (``bos_token``, ``eos_token``, ... overridable by kwargs), transformers' rules.
 
     ``tokenize=True`` returns ids instead (special tokens parsed, nothing added), as transformers does.
-    Example: ``labkit.load("qwen2").apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True)``
+    Example:
+        >>> import labkit
+        >>> labkit.load("qwen2").apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+        '<|im_start|>system\\nYou are a helpful assistant<|im_end|>\\n<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n'
     """
     source = select_chat_template(tok, chat_template, tools=tools, fallback=fallback)
     variables = {**tok.special_tokens.named(), **kwargs}
@@ -74,7 +82,11 @@ def encode_rendered(tok, text: str, *, add_special_tokens: bool = False) -> Enco
 def encode_chat(tok, messages, *, add_generation_prompt: bool = False, add_special_tokens: bool = False, **kwargs) -> Encoding:
     """Render with ``tok.apply_chat_template`` and encode the result with :func:`encode_rendered`.
 
-    Example: ``encode_chat(labkit.load("qwen2"), [{"role": "user", "content": "hi"}]).tokens[0]`` -> ``'<|im_start|>'``
+    Example:
+        >>> from labkit.chat.encode import encode_chat
+        >>> import labkit
+        >>> encode_chat(labkit.load("qwen2"), [{"role": "user", "content": "hi"}]).tokens[0]
+        '<|im_start|>'
     """
     text = tok.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, **kwargs)
     if not isinstance(text, str):
@@ -96,7 +108,11 @@ def end_of_generation_ids(tok) -> tuple[int, ...]:
     """Ids that end generation: the file's EOS ids plus every known end-of-turn spelling the
     vocabulary holds as one token (llama.cpp's rule), in id order.
 
-    Example: ``end_of_generation_ids(labkit.load("qwen2"))`` -> ``(151643, 151645)``
+    Example:
+        >>> from labkit.chat.encode import end_of_generation_ids
+        >>> import labkit
+        >>> end_of_generation_ids(labkit.load("qwen2"))
+        (151643, 151645)
     """
     ids = set(tok.special_tokens.eos_ids)
     if tok.special_tokens.eos_id is not None:

@@ -11,7 +11,10 @@ from labkit.core import LabkitError
 class ChatTemplateError(LabkitError):
     """A chat template could not be found, compiled or rendered (the message says where).
 
-    Example: ``ChatTemplateError("chat template line 3: 'dict object' has no attribute 'x'")``
+    Example:
+        >>> from labkit.chat.errors import ChatTemplateError
+        >>> ChatTemplateError("chat template line 3: 'dict object' has no attribute 'x'")
+        ChatTemplateError("chat template line 3: 'dict object' has no attribute 'x'")
     """
 
     template_line: int | None = None

@@ -348,7 +348,10 @@ def _environment() -> GuardedEnvironment:
 def compiled_template(source: str) -> jinja2.Template:
     """``source`` compiled in the shared guarded environment (the 64 most recent are kept).
 
-    Example: ``compiled_template("{{ x }}").render(x=1)`` -> ``'1'``
+    Example:
+        >>> from labkit.chat.sandbox import compiled_template
+        >>> compiled_template("{{ x }}").render(x=1)
+        '1'
     """
     return _environment().compile_guarded(source)
 

@@ -8,7 +8,11 @@ labkit refuses with :class:`ChatTemplateError`; a generic format is used only wh
 by name with ``fallback="chatml"``.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``find_chat_templates(labkit.load("qwen2")).pick()[:17]`` -> ``'{% for message in'``
+Example:
+    >>> from labkit.chat.select import find_chat_templates
+    >>> import labkit
+    >>> find_chat_templates(labkit.load("qwen2")).pick()[:17]
+    '{% for message in'
 """
 from __future__ import annotations
 
@@ -60,7 +64,11 @@ def _no_template(where: str) -> ChatTemplateError:
 def templates_of(vocab: VocabData) -> TemplateSet:
     """The templates the reader stored on ``vocab``; ChatTemplateError when it found none.
 
-    Example: ``templates_of(labkit.load("qwen2").vocab).pick()[:2]`` -> ``'{%'``
+    Example:
+        >>> from labkit.chat.select import templates_of
+        >>> import labkit
+        >>> templates_of(labkit.load("qwen2").vocab).pick()[:2]
+        '{%'
     """
     named = dict(vocab.chat_templates)
     if vocab.chat_template is not None:
@@ -115,7 +123,10 @@ def find_chat_templates(source, explicit=None) -> TemplateSet:
 def load_chat_template(source, explicit=None, *, name: str | None = None, tools=None) -> str:
     """The chat template text a tokenizer would use (see :func:`find_chat_templates`).
 
-    Example: ``load_chat_template("data/gguf/ggml-vocab-qwen2.gguf").startswith("{%")`` -> ``True``
+    Example:
+        >>> from labkit.chat.select import load_chat_template
+        >>> load_chat_template("data/gguf/ggml-vocab-qwen2.gguf").startswith("{%")
+        True
     """
     return find_chat_templates(source, explicit).pick(name, tools=tools)
 
@@ -138,7 +149,11 @@ def select_chat_template(tok, chat_template=None, *, tools=None, fallback: str |
     passed in, else the one named by ``chat_template``, else ``tok.chat_template`` set by the
     caller, else the tokenizer's own; ``fallback`` names a generic format for a tokenizer without one.
 
-    Example: ``select_chat_template(labkit.load("qwen2"))[:2]`` -> ``'{%'``
+    Example:
+        >>> from labkit.chat.select import select_chat_template
+        >>> import labkit
+        >>> select_chat_template(labkit.load("qwen2"))[:2]
+        '{%'
     """
     if chat_template is not None and (isinstance(chat_template, os.PathLike) or (
             isinstance(chat_template, str) and (_looks_like_template(chat_template) or (

@@ -6,7 +6,10 @@ A provider is a function returning a list of :class:`ConfigCase`; it registers i
 family plugs in by adding a module, nothing else.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``[c.name for c in all_cases(["hf"])][:1]`` -> ``['hf/bpe-bytelevel-gpt2']``
+Example:
+    >>> from labkit.conformance.cases import all_cases
+    >>> [c.name for c in all_cases(["hf"])][:1]
+    ['hf/bpe-bytelevel-gpt2']
 """
 from __future__ import annotations
 

@@ -65,7 +65,10 @@ def botchan_lines(count: int = 40) -> tuple[str, ...]:
 def whitespace_strings() -> list[str]:
     """Each whitespace character alone, between words, and doubled.
 
-    Example: ``whitespace_strings()[0]`` -> ``'\\t'``
+    Example:
+        >>> from labkit.conformance.corpus import whitespace_strings
+        >>> whitespace_strings()[0]
+        '\\t'
     """
     out = []
     for ch in UNICODE_WHITESPACE + ZERO_WIDTH:
@@ -76,7 +79,10 @@ def whitespace_strings() -> list[str]:
 def special_lookalikes(specials: Sequence[str]) -> list[str]:
     """Text that holds, touches, or nearly holds each added-token spelling.
 
-    Example: ``special_lookalikes(["<s>"])[:3]`` -> ``['<s>', 'x <s> y', 'x<s>y']``
+    Example:
+        >>> from labkit.conformance.corpus import special_lookalikes
+        >>> special_lookalikes(["<s>"])[:3]
+        ['<s>', 'x <s> y', 'x<s>y']
     """
     out: list[str] = []
     for token in specials:
@@ -88,7 +94,10 @@ def special_lookalikes(specials: Sequence[str]) -> list[str]:
 def mixed_corpus(specials: Sequence[str] = (), *, botchan: int = 40) -> list[str]:
     """The strings one configuration is compared on, duplicates removed, order kept.
 
-    Example: ``"cafe\\u0301" in mixed_corpus()`` -> ``True``
+    Example:
+        >>> from labkit.conformance.corpus import mixed_corpus
+        >>> "cafe\\u0301" in mixed_corpus()
+        True
     """
     texts = [*botchan_lines(botchan), *EDGES, *whitespace_strings(), *SCRIPTS, *COMBINING]
     texts += [unicodedata.normalize(form, s) for s in COMBINING + SCRIPTS[:4] for form in ("NFD", "NFKC")]

@@ -11,7 +11,10 @@ regex engine and quotes the model's original ``tokenizer.json`` pattern beside i
 original is the fact used (it is what the model's reference tokenizer runs).
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``LLAMA_CPP_PRE_NAMES["llama-bpe"]`` -> ``('LLAMA3', True)``
+Example:
+    >>> from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES
+    >>> LLAMA_CPP_PRE_NAMES["llama-bpe"]
+    ('LLAMA3', True)
 """
 from __future__ import annotations
 
@@ -99,7 +102,10 @@ NFC_PRE_TYPES = frozenset({"mpt", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2
 def trained_byte_level_bpe(vocab_size: int = 600) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(tokens by id, merges) of a byte-level BPE trained with ``tokenizers`` on botchan.
 
-    Example: ``len(trained_byte_level_bpe()[0]) >= 256`` -> ``True``
+    Example:
+        >>> from labkit.conformance.gguf_pretypes import trained_byte_level_bpe
+        >>> len(trained_byte_level_bpe()[0]) >= 256
+        True
     """
     import tokenizers
     from tokenizers import models, pre_tokenizers, trainers
@@ -142,7 +148,10 @@ class LlamaCppFactsReference:
     """A ``tokenizers`` pipeline made from the transcribed llama.cpp facts for one pre type:
     (NFC where the model has it) -> Split(regex, isolated) for each regex -> ByteLevel -> BPE.
 
-    Example: ``LlamaCppFactsReference("qwen2").encode("a 12", False)[1]`` -> ``['a', 'Ġ', '1', '2']``
+    Example:
+        >>> from labkit.conformance.gguf_pretypes import LlamaCppFactsReference
+        >>> LlamaCppFactsReference("qwen2").encode("a 12", False)[1]
+        ['a', 'Ġ', '1', '2']
     """
 
     def __init__(self, pre: str):
@@ -182,7 +191,10 @@ def _case(pre: str) -> ConfigCase:
 def gguf_cases() -> list[ConfigCase]:
     """One GGUF configuration per canonical llama.cpp pre type labkit lists.
 
-    Example: ``"gguf/qwen35" in [c.name for c in gguf_cases()]`` -> ``True``
+    Example:
+        >>> from labkit.conformance.gguf_pretypes import gguf_cases
+        >>> "gguf/qwen35" in [c.name for c in gguf_cases()]
+        True
     """
     from labkit.algorithms.pretokenize import PRE_TOKENIZERS
 

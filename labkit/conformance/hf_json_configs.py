@@ -9,7 +9,10 @@ product: every option of every component at least once, plus the pairs that inte
 (normaliser x pre-tokenizer x model, added-token flags x normalisers).
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``hf_cases()[0].components[0]`` -> ``('model', 'BPE')``
+Example:
+    >>> from labkit.conformance.hf_json_configs import hf_cases
+    >>> hf_cases()[0].components[0]
+    ('model', 'BPE')
 """
 from __future__ import annotations
 
@@ -87,7 +90,10 @@ def added(content: str, *, special: bool = True, normalized: bool | None = None,
           rstrip: bool = False, single_word: bool = False) -> dict:
     """An added-token entry (its id is given when the configuration is built).
 
-    Example: ``added("<|im_end|>")["special"]`` -> ``True``
+    Example:
+        >>> from labkit.conformance.hf_json_configs import added
+        >>> added("<|im_end|>")["special"]
+        True
     """
     return {"content": content, "single_word": single_word, "lstrip": lstrip, "rstrip": rstrip,
             "normalized": (not special) if normalized is None else normalized, "special": special}
@@ -113,7 +119,11 @@ EVERY_FLAG = [
 def base_vocabulary(kind: str) -> str:
     """A trained tokenizer.json (as text) for one base kind; trained once per process.
 
-    Example: ``json.loads(base_vocabulary("wordlevel"))["model"]["type"]`` -> ``'WordLevel'``
+    Example:
+        >>> from labkit.conformance.hf_json_configs import base_vocabulary
+        >>> import json
+        >>> json.loads(base_vocabulary("wordlevel"))["model"]["type"]
+        'WordLevel'
     """
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 

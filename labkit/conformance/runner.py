@@ -31,7 +31,10 @@ MAX_REPORTED = 3  # differences kept per cell for the message
 class Cell:
     """One configuration x one engine: exact, refused or differs, with its counts.
 
-    Example: ``Cell("hf/wl", "labkit", "refused", message="... pre_tokenizer Digits ...")``
+    Example:
+        >>> from labkit.conformance.runner import Cell
+        >>> Cell("hf/wl", "labkit", "refused", message="... pre_tokenizer Digits ...")
+        Cell(case='hf/wl', engine='labkit', status='refused', strings=0, comparisons=0, message='... pre_tokenizer Digits ...', served_by='', seconds=0.0, components=())
     """
 
     case: str

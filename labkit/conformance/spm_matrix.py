@@ -105,7 +105,10 @@ EXTRA_TEXTS = ("<sep> tag", "a<sep>b", "tag <sep>", "<sep><sep>", "<<sep>>", "x 
 def component_of(name: str) -> tuple[tuple[str, str], ...]:
     """The (kind, label) pairs a configuration exercises.
 
-    Example: ``component_of("bpe+control")`` -> ``(('model_type', 'bpe'), ('option', 'control'))``
+    Example:
+        >>> from labkit.conformance.spm_matrix import component_of
+        >>> component_of("bpe+control")
+        (('model_type', 'bpe'), ('option', 'control'))
     """
     model = name.split("+")[0].split("-")[0].split("/")[0]
     parts = [("model_type", model)]
@@ -130,6 +133,9 @@ def _case(name: str) -> ConfigCase:
 def spm_cases() -> list[ConfigCase]:
     """Every SentencePiece configuration as a ConfigCase.
 
-    Example: ``[c.name for c in spm_cases()][:2]`` -> ``['spm/unigram', 'spm/bpe']``
+    Example:
+        >>> from labkit.conformance.spm_matrix import spm_cases
+        >>> [c.name for c in spm_cases()][:2]
+        ['spm/unigram', 'spm/bpe']
     """
     return [_case(name) for name in SPM_CONFIGS]

@@ -20,7 +20,10 @@ class SegmentContext:
     """Where an ordinary-text segment sits, for models whose rules depend on it
     (SentencePiece adds its dummy prefix only at the start of the text or after an added token).
 
-    Example: ``SegmentContext(index=0, after_added=False, at_text_start=True)``
+    Example:
+        >>> from labkit.engines.base import SegmentContext
+        >>> SegmentContext(index=0, after_added=False, at_text_start=True)
+        SegmentContext(index=0, after_added=False, at_text_start=True)
     """
 
     index: int            # position among the segments of this text (added tokens count)
@@ -31,7 +34,10 @@ class SegmentContext:
 class LabkitTokenizer(Tokenizer):
     """Base class of labkit's own pure-Python engines.
 
-    Example: ``labkit.load("gpt2", engine="labkit").encode("a<|endoftext|>").ids`` -> ``[64, 50256]``
+    Example:
+        >>> import labkit
+        >>> labkit.load("gpt2", engine="labkit").encode("a<|endoftext|>").ids
+        [64, 50256]
     """
 
     engine = "labkit"

@@ -6,7 +6,10 @@ reader's plain data: normaliser, pre-tokenizer, model, added tokens, post-proces
 decoder, each chosen the way llama.cpp / sentencepiece / tiktoken behave for that file.
 Introduced in notebook ``00_tour``.
 
-Example: ``labkit.load("qwen2", engine="hf").encode("Hello world").ids`` -> ``[9707, 1879]``
+Example:
+    >>> import labkit
+    >>> labkit.load("qwen2", engine="hf").encode("Hello world").ids
+    [9707, 1879]
 """
 from __future__ import annotations
 
@@ -48,7 +51,12 @@ def library_failure(exc: BaseException) -> bool:
     """True for an error raised inside tokenizers: any Exception, or a Rust panic, which pyo3
     raises as ``pyo3_runtime.PanicException``, a BaseException (so ``except Exception`` misses it).
 
-    Example: ``library_failure(ValueError())`` -> ``True``; ``library_failure(KeyboardInterrupt())`` -> ``False``
+    Example:
+        >>> from labkit.engines.hf import library_failure
+        >>> library_failure(ValueError())
+        True
+        >>> library_failure(KeyboardInterrupt())
+        False
     """
     return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
 
@@ -136,7 +144,11 @@ class HFTokenizer(Tokenizer):
         """Encode each text with the backend's ``encode_batch`` (in Rust, on its own thread pool,
         without the GIL); the same Encodings as a loop over :meth:`encode`.
 
-        Example: ``[e.ids for e in labkit.load("qwen2", engine="hf").encode_batch(["Hello", "world"])]`` -> ``[[9707], [14615]]``
+        Example:
+            >>> import labkit
+            >>> [e.ids for e in labkit.load("qwen2", engine="hf").encode_batch(["Hello", "world"])]
+            [[9707], [14615]]
+
         Introduced in notebook ``12_performance_and_metrics``.
         """
         texts = self._check_texts(texts)

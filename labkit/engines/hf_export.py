@@ -36,7 +36,11 @@ _SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
     """A fresh ``tokenizers.Tokenizer`` equivalent to ``tok`` (padding and truncation off).
 
-    Example: ``to_tokenizers(labkit.load("gpt2")).encode("hi").ids`` -> ``[5303]``
+    Example:
+        >>> from labkit.engines.hf_export import to_tokenizers
+        >>> import labkit
+        >>> to_tokenizers(labkit.load("gpt2")).encode("hi").ids
+        [5303]
     """
     if not isinstance(tok, Tokenizer):
         raise LabkitError(f"export takes a labkit Tokenizer, got {type(tok).__name__}")
@@ -56,7 +60,11 @@ def tokenizer_config(tok: Tokenizer, source_name: str | None = None) -> dict:
     """transformers' ``tokenizer_config.json`` for ``tok``: special tokens, BOS/EOS flags,
     chat templates, and the copied source file's name.
 
-    Example: ``tokenizer_config(labkit.load("qwen2"))["eos_token"]`` -> ``'<|endoftext|>'``
+    Example:
+        >>> from labkit.engines.hf_export import tokenizer_config
+        >>> import labkit
+        >>> tokenizer_config(labkit.load("qwen2"))["eos_token"]
+        '<|endoftext|>'
     """
     sp = tok.vocab.specials
     config: dict = {"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": False}
@@ -106,7 +114,11 @@ def export_tokenizer_json(tok: Tokenizer, path) -> Path:
     ``tokenizer_config.json`` and, for another source format, a copy of the source file.
     A ``path`` ending in ``.json`` names the tokenizer.json itself. Returns its path.
 
-    Example: ``export_tokenizer_json(labkit.load("gpt2"), "gpt2-export").name`` -> ``'tokenizer.json'``
+    Example:
+        >>> from labkit.engines.hf_export import export_tokenizer_json
+        >>> import labkit
+        >>> export_tokenizer_json(labkit.load("gpt2"), "gpt2-export").name
+        'tokenizer.json'
     """
     path = Path(path)
     if path.suffix == ".json" and not path.is_dir():

@@ -14,7 +14,10 @@ Ranks come from the merges list (GGUF/HF: rank = line number) or, for a ``.tikto
 Decoding joins each id's bytes and decodes UTF-8 with U+FFFD for invalid sequences.
 Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``labkit.load("gpt2", engine="labkit").encode("Hello world").ids`` -> ``[15496, 995]``
+Example:
+    >>> import labkit
+    >>> labkit.load("gpt2", engine="labkit").encode("Hello world").ids
+    [15496, 995]
 """
 from __future__ import annotations
 

@@ -16,7 +16,10 @@ Decoding follows the file's reference (:mod:`labkit.algorithms.spm_decode`): GGU
 tokenizer.json decode like ``tokenizers``, a SentencePiece ``.model`` like ``sentencepiece``.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``labkit.load("llama-spm", engine="labkit").encode(" Hello").ids`` -> ``[29871, 15043]``
+Example:
+    >>> import labkit
+    >>> labkit.load("llama-spm", engine="labkit").encode(" Hello").ids
+    [29871, 15043]
 """
 from __future__ import annotations
 

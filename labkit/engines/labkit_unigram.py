@@ -10,7 +10,10 @@ matched in the text when ``parse_special=True``, as for every labkit engine. Dec
 decodes like sentencepiece, GGUF and tokenizer.json like the ``tokenizers`` chain.
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
-Example: ``labkit.load("botchan-unigram", engine="labkit").encode("What is LoRA?").tokens[:2]`` -> ``['▁What', '▁is']``
+Example:
+    >>> import labkit
+    >>> labkit.load("botchan-unigram", engine="labkit").encode("What is LoRA?").tokens[:2]
+    ['▁What', '▁is']
 """
 from __future__ import annotations
 
@@ -38,7 +41,11 @@ _NON_SPACE = re.compile(r"[^ ]+")
 class LabkitUnigramTokenizer(LabkitTokenizer):
     """Unigram tokenizer built from a VocabData with scores (``.model`` or t5 GGUF).
 
-    Example: ``tok = labkit.load("botchan-unigram", engine="labkit"); tok.lattice("Hi there")``
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("botchan-unigram", engine="labkit")
+        >>> tok.lattice("Hi there")
+        <Lattice '▁Hi▁there': 16 candidate pieces, best path '▁ | H | i | ▁there', score -21.4842>
     """
 
     def __init__(self, vocab: VocabData, *, word_cache: bool = True):

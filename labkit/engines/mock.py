@@ -6,7 +6,10 @@ and ``<tool>`` is a user-defined (non-special) added token, so ``parse_special``
 ``add_special_tokens`` behave exactly as they do for a real model. No files, no libraries.
 Not shown in a notebook: a helper for tests and docstring examples.
 
-Example: ``mock_tokenizer().encode("hi<|end|>").tokens`` -> ``['h', 'i', '<|end|>']``
+Example:
+    >>> from labkit.engines.mock import mock_tokenizer
+    >>> mock_tokenizer().encode("hi<|end|>").tokens
+    ['h', 'i', '<|end|>']
 """
 from __future__ import annotations
 
@@ -32,7 +35,11 @@ ALPHABET = "\t\n" + "".join(chr(c) for c in range(0x20, 0x7F))
 def mock_vocab(*, add_bos: bool = True, add_eos: bool = False) -> VocabData:
     """The VocabData behind the mock tokenizer: specials, one user-defined token, then characters.
 
-    Example: ``mock_vocab().tokens[:4]`` -> ``['<pad>', '<s>', '</s>', '<unk>']``
+    Example:
+        >>> from labkit.engines.mock import mock_vocab
+        >>> mock_vocab().tokens[:4]
+        ['<pad>', '<s>', '</s>', '<unk>']
+
     Not shown in a notebook: a helper for tests and docstring examples.
     """
     tokens = [*SPECIAL_SPELLINGS, *USER_DEFINED_SPELLINGS, *ALPHABET]
@@ -54,7 +61,11 @@ def mock_vocab(*, add_bos: bool = True, add_eos: bool = False) -> VocabData:
 class MockTokenizer(Tokenizer):
     """Character-level tokenizer over :func:`mock_vocab`: predictable ids for tests.
 
-    Example: ``mock_tokenizer().encode("ab", add_special_tokens=True).ids`` -> ``[1, 74, 75]``
+    Example:
+        >>> from labkit.engines.mock import mock_tokenizer
+        >>> mock_tokenizer().encode("ab", add_special_tokens=True).ids
+        [1, 74, 75]
+
     Not shown in a notebook: a helper for tests and docstring examples.
     """
 
@@ -97,7 +108,11 @@ class MockTokenizer(Tokenizer):
 def build(vocab: VocabData) -> MockTokenizer:
     """Build the mock engine; it serves only vocabularies of format "mock".
 
-    Example: ``build(mock_vocab()).engine`` -> ``'mock'``
+    Example:
+        >>> from labkit.engines.mock import build, mock_vocab
+        >>> build(mock_vocab()).engine
+        'mock'
+
     Not shown in a notebook: a helper for tests and docstring examples.
     """
     if vocab.format != "mock":

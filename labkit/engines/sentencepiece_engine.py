@@ -7,7 +7,10 @@ tokens in text, so labkit splits the text at added tokens first (``parse_special
 sentencepiece encode each plain segment, exactly as llama.cpp does.
 Introduced in notebook ``00_tour``.
 
-Example: ``labkit.load("botchan-unigram", engine="sentencepiece").encode("I am").tokens`` -> ``['▁I', '▁am']``
+Example:
+    >>> import labkit
+    >>> labkit.load("botchan-unigram", engine="sentencepiece").encode("I am").tokens
+    ['▁I', '▁am']
 """
 from __future__ import annotations
 
@@ -34,7 +37,11 @@ from labkit.formats.spm_model import write_model_proto
 class SentencePieceTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``SentencePieceProcessor`` (``.backend``).
 
-    Example: ``labkit.load("llama-spm", engine="sentencepiece").encode(" Hello").ids`` -> ``[29871, 15043]``
+    Example:
+        >>> import labkit
+        >>> labkit.load("llama-spm", engine="sentencepiece").encode(" Hello").ids
+        [29871, 15043]
+
     Introduced in notebook ``00_tour``.
     """
 

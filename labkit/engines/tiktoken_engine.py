@@ -8,7 +8,10 @@ comes from :mod:`labkit.algorithms.pretokenize`; models that NFC-normalise get N
 Added tokens become tiktoken "special tokens"; ``parse_special`` picks which are allowed.
 Introduced in notebook ``00_tour``.
 
-Example: ``labkit.load("cl100k_base", engine="tiktoken").encode("Hello world").ids`` -> ``[9906, 1917]``
+Example:
+    >>> import labkit
+    >>> labkit.load("cl100k_base", engine="tiktoken").encode("Hello world").ids
+    [9906, 1917]
 """
 from __future__ import annotations
 
@@ -35,7 +38,11 @@ from labkit.engines.base import frame
 class TiktokenTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``tiktoken.Encoding`` (``.backend``).
 
-    Example: ``labkit.load("gpt2", engine="tiktoken").encode(" world").tokens`` -> ``['Ġworld']``
+    Example:
+        >>> import labkit
+        >>> labkit.load("gpt2", engine="tiktoken").encode(" world").tokens
+        ['Ġworld']
+
     Introduced in notebook ``00_tour``.
     """
 

@@ -19,7 +19,8 @@ without being shown it.
 | ``perf`` | 12_performance_and_metrics |
 | ``training`` | 13_where_vocabularies_come_from |
 
-Example: ``from labkit.exercises.tour import check_token_count``
+Example:
+    >>> from labkit.exercises.tour import check_token_count
 """
 from __future__ import annotations
 
@@ -43,7 +44,10 @@ def unanswered(*answers: Any) -> bool:
 def spelling(name: Any) -> str:
     """A name as a reader might spell it, reduced to compare: case, spaces, '-', '_' and '.' dropped.
 
-    Example: ``spelling("GPT-2") == spelling("gpt2")`` -> True
+    Example:
+        >>> from labkit.exercises import spelling
+        >>> spelling("GPT-2") == spelling("gpt2")
+        True
     """
     return re.sub(r"[\s_.\-]+", "", str(name)).casefold()
 

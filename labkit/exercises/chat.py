@@ -40,7 +40,11 @@ def check_plain_template(source: str) -> bool:
     """Does ``source`` render each message as ``role: content`` plus a newline, and end with
     ``assistant:`` only when ``add_generation_prompt`` is true?
 
-    Example: ``check_plain_template("{% for m in messages %}...{% endfor %}...")``
+    Example:
+        >>> from labkit.exercises.chat import check_plain_template
+        >>> check_plain_template("{% for m in messages %}...{% endfor %}...")
+        wrong: for [{'role': 'user', 'content': 'Hi'}] with add_generation_prompt=False expected 'user: Hi\\n', got '......' (trim_blocks removes the newline after a tag)
+        False
     """
     for messages in EXERCISE_CONVERSATIONS:
         for gen in (False, True):

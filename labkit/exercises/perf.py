@@ -21,7 +21,10 @@ def percentile(samples: Sequence[float], q: int) -> float:
     """The ``q``-th percentile of ``samples`` by linear interpolation between order statistics
     (``statistics.quantiles(..., method="inclusive")``, numpy's default).
 
-    Example: ``percentile([1.0, 2.0, 3.0, 4.0], 50)`` -> ``2.5``
+    Example:
+        >>> from labkit.exercises.perf import percentile
+        >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
+        2.5
     """
     values = [float(v) for v in samples]
     if len(values) < 2:
@@ -45,7 +48,10 @@ def check_percentile(samples: Sequence[float], q: int, answer: float) -> bool:
 def rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int]) -> tuple[int, int]:
     """How many times naive BPE and heap BPE call the rank function on ``word``: (naive, heap).
 
-    Example: ``rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1})`` -> ``(6, 5)``
+    Example:
+        >>> from labkit.exercises.perf import rank_calls
+        >>> rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1})
+        (6, 5)
     """
     counts = {"naive": 0, "heap": 0}
     rank = pair_ranker(ranks)

@@ -5,7 +5,11 @@ sampler's lattice), prints ``right`` or ``wrong`` with a hint and returns True/F
 answer still left as ``None`` or ``...`` prints ``not answered yet`` and returns None.
 Introduced in notebook ``13_where_vocabularies_come_from``.
 
-Example: ``check_em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5}, {"a": 0.1, "b": 0.1, "ab": 0.8})``
+Example:
+    >>> from labkit.exercises.training import check_em_step
+    >>> check_em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5}, {"a": 0.1, "b": 0.1, "ab": 0.8})
+    right
+    True
 """
 from __future__ import annotations
 
@@ -82,7 +86,10 @@ def check_most_likely_sample(text: str, answer: Sequence[str]) -> bool | None:
 def segmentation_count(text: str) -> int:
     """How many segmentations of ``text`` the botchan-unigram lattice holds.
 
-    Example: ``segmentation_count("I am")``
+    Example:
+        >>> from labkit.exercises.training import segmentation_count
+        >>> segmentation_count("I am")
+        6
     """
     return len(_sampler().lattice(text).paths())
 

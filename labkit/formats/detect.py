@@ -6,7 +6,10 @@ The extension is only a hint: a GGUF file starts with the magic ``GGUF``; a Sent
 BOM and its keys say which JSON it is; ``vocab.txt`` is one token per line.
 Introduced in notebook ``11_factory_formats_hub`` (file sniffing).
 
-Example: ``sniff("data/gguf/ggml-vocab-gpt-2.gguf")`` -> ``'gguf'``
+Example:
+    >>> from labkit.formats.detect import sniff
+    >>> sniff("data/gguf/ggml-vocab-gpt-2.gguf")
+    'gguf'
 """
 from __future__ import annotations
 
@@ -88,7 +91,11 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
     """Classify file content; returns (format, parsed JSON or None). FormatError if unknown.
 
     ``complete`` says whether ``data`` is the whole file (a head may cut JSON short).
-    Example: ``sniff_bytes(b"GGUF\\x03\\x00\\x00\\x00")[0]`` -> ``'gguf'``
+    Example:
+        >>> from labkit.formats.detect import sniff_bytes
+        >>> sniff_bytes(b"GGUF\\x03\\x00\\x00\\x00")[0]
+        'gguf'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = name or "<bytes>"

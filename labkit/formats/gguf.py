@@ -6,7 +6,10 @@ reading the header with ``struct`` directly takes well under a second. The const
 (value types, key names, magic) come from the ``gguf`` package.
 Introduced in notebook ``11_factory_formats_hub`` (GGUF anatomy).
 
-Example: ``read_gguf_kv("data/gguf/ggml-vocab-gpt-2.gguf")["tokenizer.ggml.model"]`` -> ``'gpt2'``
+Example:
+    >>> from labkit.formats.gguf import read_gguf_kv
+    >>> read_gguf_kv("data/gguf/ggml-vocab-gpt-2.gguf")["tokenizer.ggml.model"]
+    'gpt2'
 """
 from __future__ import annotations
 
@@ -401,7 +404,11 @@ def _check_merges_name_tokens(merges: list[tuple[str, str]], tokens: list[str], 
 def read_gguf(path, *, pre: str | None = None, data: bytes | None = None) -> VocabData:
     """Read a vocab-only (or full) GGUF file into VocabData.
 
-    Example: ``read_gguf("data/gguf/ggml-vocab-qwen2.gguf").pre`` -> ``'qwen2'``
+    Example:
+        >>> from labkit.formats.gguf import read_gguf
+        >>> read_gguf("data/gguf/ggml-vocab-qwen2.gguf").pre
+        'qwen2'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     return gguf_to_vocab(read_gguf_kv(path, data), str(path), pre=pre)

@@ -40,7 +40,10 @@ _MAX_DEPTH = 64  # Sequences nested deeper than this are refused (tokenizers rec
 def flatten(node: Any, kind: str, source: str = "tokenizer.json") -> list[dict]:
     """A component as the flat list of its parts (Sequences unrolled, depth-first).
 
-    Example: ``[n["type"] for n in flatten({"type": "Sequence", "normalizers": [{"type": "NFC"}]}, "normalizer")]`` -> ``['NFC']``
+    Example:
+        >>> from labkit.formats.hf_components import flatten
+        >>> [n["type"] for n in flatten({"type": "Sequence", "normalizers": [{"type": "NFC"}]}, "normalizer")]
+        ['NFC']
     """
     out: list[dict] = []
     stack = [(node, kind, 0)]

@@ -75,7 +75,10 @@ def templates_from_field(value: Any, source: str, where: str = "chat_template") 
     """``chat_template`` as transformers stores it -> {name: template}: a str is ``default``;
     a list of ``{name, template}`` or a ``{name: template}`` dict names each one.
 
-    Example: ``templates_from_field([{"name": "default", "template": "T"}], "x")`` -> ``{'default': 'T'}``
+    Example:
+        >>> from labkit.formats.hf_config import templates_from_field
+        >>> templates_from_field([{"name": "default", "template": "T"}], "x")
+        {'default': 'T'}
     """
     if isinstance(value, str):
         return {"default": value}
@@ -95,7 +98,10 @@ def gguf_templates(kv: Mapping[str, Any]) -> dict[str, str]:
     """The templates a GGUF file names: ``tokenizer.chat_template`` is ``default``,
     ``tokenizer.chat_template.<name>`` is ``<name>`` (llama.cpp's convention).
 
-    Example: ``gguf_templates({"tokenizer.chat_template": "T"})`` -> ``{'default': 'T'}``
+    Example:
+        >>> from labkit.formats.hf_config import gguf_templates
+        >>> gguf_templates({"tokenizer.chat_template": "T"})
+        {'default': 'T'}
     """
     named = {}
     if isinstance(kv.get(GGUF_TEMPLATE_KEY), str):

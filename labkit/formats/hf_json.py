@@ -7,7 +7,10 @@ Unigram, with its vocabulary), a ``normalizer``, a ``pre_tokenizer``, a ``post_p
 ``formats/hf_config.py``, for every format alike.
 Introduced in notebook ``11_factory_formats_hub`` (tokenizer.json anatomy).
 
-Example: ``read_hf_json("data/hf/all-MiniLM-L6-v2/tokenizer.json").model`` -> ``'wordpiece'``
+Example:
+    >>> from labkit.formats.hf_json import read_hf_json
+    >>> read_hf_json("data/hf/all-MiniLM-L6-v2/tokenizer.json").model
+    'wordpiece'
 """
 from __future__ import annotations
 
@@ -55,7 +58,11 @@ KNOWN_SPLIT_REGEXES = {
 def parse_json(data: bytes, source: str) -> Any:
     """Parse JSON bytes (an optional UTF-8 BOM first); any defect is a FormatError.
 
-    Example: ``parse_json(b'\\xef\\xbb\\xbf{"a": 1}', "x.json")`` -> ``{'a': 1}``
+    Example:
+        >>> from labkit.formats.hf_json import parse_json
+        >>> parse_json(b'\\xef\\xbb\\xbf{"a": 1}', "x.json")
+        {'a': 1}
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     if data.startswith(UTF8_BOM):
@@ -113,7 +120,11 @@ def _flag(obj: dict, key: str, source: str, where: str, default: Any) -> Any:
 def vocab_from_mapping(mapping: Any, source: str, where: str) -> dict[int, str]:
     """{token: id} (tokenizer.json / vocab.json) -> {id: token}, checked.
 
-    Example: ``vocab_from_mapping({"a": 0, "b": 1}, "vocab.json", "vocab")`` -> ``{0: 'a', 1: 'b'}``
+    Example:
+        >>> from labkit.formats.hf_json import vocab_from_mapping
+        >>> vocab_from_mapping({"a": 0, "b": 1}, "vocab.json", "vocab")
+        {0: 'a', 1: 'b'}
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     expect(mapping, dict, source, where)
@@ -131,7 +142,11 @@ def vocab_from_mapping(mapping: Any, source: str, where: str) -> dict[int, str]:
 def tokens_from_ids(by_id: dict[int, str], source: str) -> tuple[list[str], list[int]]:
     """Dense id -> token list; holes become ``<|unused_ID|>`` with type UNUSED.
 
-    Example: ``tokens_from_ids({0: "a", 2: "c"}, "x")`` -> ``(['a', '<|unused_1|>', 'c'], [1, 5, 1])``
+    Example:
+        >>> from labkit.formats.hf_json import tokens_from_ids
+        >>> tokens_from_ids({0: "a", 2: "c"}, "x")
+        (['a', '<|unused_1|>', 'c'], [1, 5, 1])
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     if not by_id:
@@ -154,7 +169,11 @@ def tokens_from_ids(by_id: dict[int, str], source: str) -> tuple[list[str], list
 def parse_added_tokens(items: Any, source: str, where: str = "added_tokens") -> list[AddedToken]:
     """The ``added_tokens`` list of tokenizer.json (dicts with id, content and flags).
 
-    Example: ``parse_added_tokens([{"id": 0, "content": "[PAD]", "special": True}], "x")[0].special`` -> ``True``
+    Example:
+        >>> from labkit.formats.hf_json import parse_added_tokens
+        >>> parse_added_tokens([{"id": 0, "content": "[PAD]", "special": True}], "x")[0].special
+        True
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     expect(items, list, source, where)
@@ -183,7 +202,11 @@ def parse_added_tokens(items: Any, source: str, where: str = "added_tokens") -> 
 def parse_merges(items: Any, source: str, where: str = "model.merges") -> list[tuple[str, str]]:
     """BPE merges: "a b" strings (older files) or [a, b] pairs (newer files).
 
-    Example: ``parse_merges(["a b", ["ab", "c"]], "x")`` -> ``[('a', 'b'), ('ab', 'c')]``
+    Example:
+        >>> from labkit.formats.hf_json import parse_merges
+        >>> parse_merges(["a b", ["ab", "c"]], "x")
+        [('a', 'b'), ('ab', 'c')]
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     expect(items, list, source, where)

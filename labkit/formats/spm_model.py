@@ -9,7 +9,10 @@ kept as raw records and written back unchanged.
 Introduced in notebook ``11_factory_formats_hub`` (file anatomy) and used by
 ``03_bpe_sentencepiece`` / ``05_unigram_trie_viterbi``.
 
-Example: ``read_spm_model("data/sentencepiece/botchan_en_bpe_1000.model").model`` -> ``'spm_bpe'``
+Example:
+    >>> from labkit.formats.spm_model import read_spm_model
+    >>> read_spm_model("data/sentencepiece/botchan_en_bpe_1000.model").model
+    'spm_bpe'
 """
 from __future__ import annotations
 

@@ -121,7 +121,11 @@ def identify_encoding(digest: str, filename: str) -> str | None:
 def parse_tiktoken_ranks(data: bytes, source: str) -> dict[bytes, int]:
     """Parse ``base64 rank`` lines into {token bytes: rank}; every defect names its line.
 
-    Example: ``parse_tiktoken_ranks(b"IQ== 0\\n", "x")`` -> ``{b'!': 0}``
+    Example:
+        >>> from labkit.formats.tiktoken_file import parse_tiktoken_ranks
+        >>> parse_tiktoken_ranks(b"IQ== 0\\n", "x")
+        {b'!': 0}
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     try:

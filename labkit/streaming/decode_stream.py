@@ -55,7 +55,11 @@ MAX_RUN_BYTES = 64
 def check_tokenizer(tok) -> Tokenizer:
     """``tok`` if it is a labkit Tokenizer, else LabkitError (what every stream takes).
 
-    Example: ``check_tokenizer(labkit.load("gpt2"))``
+    Example:
+        >>> from labkit.streaming.decode_stream import check_tokenizer
+        >>> import labkit
+        >>> check_tokenizer(labkit.load("gpt2"))
+        <labkit.Tokenizer ggml-vocab-gpt-2.gguf model=bpe_byte engine=labkit vocab_size=50257 (engine=None picked 'labkit': it serves this file exactly)>
     """
     return as_tokenizer(tok, "a stream")
 
@@ -114,7 +118,11 @@ def is_concatenative(tok: Tokenizer) -> bool:
     (a word-initial ``▁`` is dropped at the start of a decode) and WordPiece (``##`` joins)
     are not. For a concatenative decoder a stream can emit such a token's own text at once.
 
-    Example: ``is_concatenative(labkit.load("gpt2"))`` -> ``True``
+    Example:
+        >>> from labkit.streaming.decode_stream import is_concatenative
+        >>> import labkit
+        >>> is_concatenative(labkit.load("gpt2"))
+        True
     """
     try:
         return _CONCAT_PROBES[tok]
@@ -198,7 +206,10 @@ def run_clean_start(ids: Sequence[int], lo: int, floor: int, byte_ids, is_silent
     off, and everything after them, into U+FFFD. Silent ids (skipped special tokens) vanish
     before the decoder runs, so they do not end a run: ``<0xC3> </s> <0xA9>`` is one run.
 
-    Example: ``run_clean_start([5, 200, 201, 202], 2, 0, {200, 201, 202}, lambda i: False)`` -> ``1``
+    Example:
+        >>> from labkit.streaming.decode_stream import run_clean_start
+        >>> run_clean_start([5, 200, 201, 202], 2, 0, {200, 201, 202}, lambda i: False)
+        1
     """
     if not byte_ids:
         return lo

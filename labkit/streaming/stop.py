@@ -70,7 +70,10 @@ class Text:
 class Held:
     """Nothing to show for this token: its text is in the jail (or is not complete UTF-8 yet).
 
-    Example: ``Held()``
+    Example:
+        >>> from labkit.streaming.stop import Held
+        >>> Held()
+        Held()
     """
 
 
@@ -83,7 +86,10 @@ class Stopped:
 class StoppedWithText:
     """Generation has stopped; this is the last text to show (a released jail, a visible stop).
 
-    Example: ``StoppedWithText("Hello")``
+    Example:
+        >>> from labkit.streaming.stop import StoppedWithText
+        >>> StoppedWithText("Hello")
+        StoppedWithText(text='Hello')
     """
 
     text: str
@@ -114,7 +120,10 @@ _EVERY_ID = _EveryId()
 class StopReason:
     """Which stop fired: ``kind`` is "token", "eos" or "string"; ``value`` the id or the string.
 
-    Example: ``StopReason("string", "\\n\\n", visible=False)``
+    Example:
+        >>> from labkit.streaming.stop import StopReason
+        >>> StopReason("string", "\\n\\n", visible=False)
+        StopReason(kind='string', value='\\n\\n', visible=False)
     """
 
     kind: str
@@ -161,7 +170,10 @@ class StopSequenceConfig:
     ``min_tokens``: no stop of any kind fires within the first ``min_tokens`` tokens (the
     tokens are then decoded as ordinary text).
 
-    Example: ``StopSequenceConfig(stop_sequences=["\\n\\nUser:"], visible_stop_sequences=["</answer>"])``
+    Example:
+        >>> from labkit.streaming.stop import StopSequenceConfig
+        >>> StopSequenceConfig(stop_sequences=["\\n\\nUser:"], visible_stop_sequences=["</answer>"])
+        StopSequenceConfig(stop_tokens=(), stop_sequences=('\\n\\nUser:',), visible_stop_tokens=(), visible_stop_sequences=('</answer>',), eos_token_ids=(), min_tokens=0)
     """
 
     stop_tokens: Sequence[int] = ()
@@ -191,7 +203,11 @@ class StopSequenceConfig:
     def for_tokenizer(cls, tok, **kwargs) -> "StopSequenceConfig":
         """A config whose ``eos_token_ids`` are every end-of-generation id the model declares.
 
-        Example: ``StopSequenceConfig.for_tokenizer(labkit.load("qwen2"), stop_sequences=["\\n\\n"])``
+        Example:
+            >>> from labkit.streaming.stop import StopSequenceConfig
+            >>> import labkit
+            >>> StopSequenceConfig.for_tokenizer(labkit.load("qwen2"), stop_sequences=["\\n\\n"])
+            StopSequenceConfig(stop_tokens=(), stop_sequences=('\\n\\n',), visible_stop_tokens=(), visible_stop_sequences=(), eos_token_ids=(151643,), min_tokens=0)
         """
         specials = tok.special_tokens
         eos = tuple(specials.eos_ids) or ((specials.eos_id,) if specials.eos_id is not None else ())
@@ -276,7 +292,10 @@ _cache_chars = 0
 def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
     """The tables for one stop set, built once and shared (see ``CACHE_SETS``, ``CACHE_CHARS``).
 
-    Example: ``_compile(("\\n\\n",), ()).automaton``
+    Example:
+        >>> from labkit.streaming.stop import _compile
+        >>> _compile(("\\n\\n",), ()).automaton
+        <AhoCorasick patterns=1 nodes=2>
     """
     global _cache_chars
     key = (hidden, visible)
@@ -360,7 +379,10 @@ class StopStringMatcher:
     def feed(self, text: str) -> StopOutput:
         """:meth:`push` for a decoder: the output object (Text, Held, StoppedWithText, Stopped).
 
-        Example: ``StopStringMatcher(["Hello world"]).feed("Hello")`` -> ``Held()``
+        Example:
+            >>> from labkit.streaming.stop import StopStringMatcher
+            >>> StopStringMatcher(["Hello world"]).feed("Hello")
+            Held()
         """
         if self.stopped is not None:
             return _STOPPED
@@ -393,8 +415,11 @@ class SuffixScanJail:
     with the number and length of the stop strings; the Aho-Corasick matcher reads the same
     jail off one automaton state. Introduced in notebook ``09_stop_sequences_jail``.
 
-    Example: ``j = SuffixScanJail(["Hello world"]); j.push("Hello"), j.push(" test")``
-    -> ``(('', None), ('Hello test', None))``
+    Example:
+        >>> from labkit.streaming.stop import SuffixScanJail
+        >>> j = SuffixScanJail(["Hello world"])
+        >>> j.push("Hello"), j.push(" test")
+        (('', None), ('Hello test', None))
     """
 
     def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
@@ -434,7 +459,11 @@ class FixedHoldBack:
     many characters, whether or not the text looks like a stop. Matching is a plain search of
     each stop string in the held window.
 
-    Example: ``h = FixedHoldBack(["Hello world"]); h.push("Hello")`` -> ``('', None)``
+    Example:
+        >>> from labkit.streaming.stop import FixedHoldBack
+        >>> h = FixedHoldBack(["Hello world"])
+        >>> h.push("Hello")
+        ('', None)
     """
 
     def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):

@@ -11,7 +11,11 @@ At ``flush()`` a held tail outside a block is ordinary text; an unterminated blo
 
 Introduced in notebooks ``07_special_tokens_chat_templates`` and ``08_incremental_detokenization``.
 
-Example: ``s = ThinkStripper(); s.step("<th") + s.step("ink>hmm</think>Hi") + s.flush()`` -> ``'Hi'``
+Example:
+    >>> from labkit.streaming.think import ThinkStripper
+    >>> s = ThinkStripper()
+    >>> s.step("<th") + s.step("ink>hmm</think>Hi") + s.flush()
+    'Hi'
 """
 from __future__ import annotations
 
@@ -26,7 +30,10 @@ CLOSE_TAG = "</think>"
 def partial_tag_length(text: str, tag: str) -> int:
     """Length of the longest tail of ``text`` that is a proper prefix of ``tag`` (0 if none).
 
-    Example: ``partial_tag_length("abc</thi", "</think>")`` -> ``5``
+    Example:
+        >>> from labkit.streaming.think import partial_tag_length
+        >>> partial_tag_length("abc</thi", "</think>")
+        5
     """
     for size in range(min(len(text), len(tag) - 1), 0, -1):
         if text.endswith(tag[:size]):
@@ -44,7 +51,10 @@ class ThinkStripper:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``ThinkStripper().step("<think>plan</think>Answer")`` -> ``'Answer'``
+    Example:
+        >>> from labkit.streaming.think import ThinkStripper
+        >>> ThinkStripper().step("<think>plan</think>Answer")
+        'Answer'
     """
 
     def __init__(self, open_tag: str = OPEN_TAG, close_tag: str = CLOSE_TAG, *, start_inside: bool = False):
@@ -117,7 +127,10 @@ def strip_think(text: str, open_tag: str = OPEN_TAG, close_tag: str = CLOSE_TAG)
     An unterminated block runs to the end of the text. This is the whole-text answer the
     streaming stripper must reproduce, however the text is cut into chunks.
 
-    Example: ``strip_think("<think>x</think>Hi")`` -> ``'Hi'``
+    Example:
+        >>> from labkit.streaming.think import strip_think
+        >>> strip_think("<think>x</think>Hi")
+        'Hi'
     """
     pattern = re.escape(open_tag) + r".*?(?:" + re.escape(close_tag) + r"|\Z)"
     return re.sub(pattern, "", text, flags=re.DOTALL)

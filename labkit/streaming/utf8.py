@@ -10,7 +10,11 @@ again as the start of a new one.
 
 Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``d = Utf8StreamDecoder(); d.step(b"\\xf0\\x9f"), d.step(b"\\xab\\xa8")`` -> ``(None, '🫨')``
+Example:
+    >>> from labkit.streaming.utf8 import Utf8StreamDecoder
+    >>> d = Utf8StreamDecoder()
+    >>> d.step(b"\\xf0\\x9f"), d.step(b"\\xab\\xa8")
+    (None, '\\U0001fae8')
 """
 from __future__ import annotations
 
@@ -22,7 +26,10 @@ REPLACEMENT = "\ufffd"
 def sequence_length(lead: int) -> int:
     """How many bytes a character starting with byte ``lead`` has; 0 if ``lead`` cannot start one.
 
-    Example: ``sequence_length(0xF0)`` -> ``4``
+    Example:
+        >>> from labkit.streaming.utf8 import sequence_length
+        >>> sequence_length(0xF0)
+        4
     """
     if lead < 0x80:
         return 1
@@ -41,7 +48,10 @@ def continuation_range(lead: int, position: int) -> tuple[int, int]:
     The second byte is narrowed to rule out overlong forms (E0, F0), surrogates (ED) and
     code points past U+10FFFF (F4); every other continuation byte is 80-BF.
 
-    Example: ``continuation_range(0xE0, 1)`` -> ``(0xA0, 0xBF)``
+    Example:
+        >>> from labkit.streaming.utf8 import continuation_range
+        >>> continuation_range(0xE0, 1)
+        (160, 191)
     """
     if position == 1:
         special = {0xE0: (0xA0, 0xBF), 0xED: (0x80, 0x9F), 0xF0: (0x90, 0xBF), 0xF4: (0x80, 0x8F)}
@@ -116,7 +126,11 @@ def byte_token_ids(tok) -> dict[int, int]:
     Byte-level BPE spells byte ``b`` with the GPT-2 byte-to-unicode map (``Ġ`` is 0x20);
     SentencePiece byte fallback spells it ``<0xNN>``. Found through ``token_to_id`` alone.
 
-    Example: ``byte_token_ids(labkit.load("llama-spm"))[0xF0]`` -> ``243``
+    Example:
+        >>> from labkit.streaming.utf8 import byte_token_ids
+        >>> import labkit
+        >>> byte_token_ids(labkit.load("llama-spm"))[0xF0]
+        243
     """
     from labkit.algorithms.bytes_unicode import bytes_to_gpt2
 
@@ -133,7 +147,11 @@ def byte_token_ids(tok) -> dict[int, int]:
 def token_bytes(tok, token_id: int) -> bytes:
     """The raw bytes one token stands for: ``<0xNN>`` pieces, GPT-2 spelled tokens, else its text.
 
-    Example: ``token_bytes(labkit.load("qwen2"), 11162)`` -> ``b' \\xf0\\x9f'``
+    Example:
+        >>> from labkit.streaming.utf8 import token_bytes
+        >>> import labkit
+        >>> token_bytes(labkit.load("qwen2"), 11162)
+        b' \\xf0\\x9f'
     """
     from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 

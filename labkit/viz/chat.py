@@ -5,7 +5,11 @@ Both return deterministic HTML (no random ids) for notebooks and a readable ``re
 terminal. They only read what the tokenizer and the renderer return.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``prompt_view(labkit.load("qwen2"), "<|im_start|>user\\nhi<|im_end|>")`` -> ``[<|im_start|>]|user|↵|hi|[<|im_end|>]``
+Example:
+    >>> from labkit.viz.chat import prompt_view
+    >>> import labkit
+    >>> prompt_view(labkit.load("qwen2"), "<|im_start|>user\\nhi<|im_end|>")
+    [<|im_start|>]|user|↵|hi|[<|im_end|>]
 """
 from __future__ import annotations
 
@@ -29,7 +33,10 @@ class PromptToken:
     """One token of an encoded prompt: the text it covers, its id and spelling, and whether
     it is a special (control) token.
 
-    Example: ``PromptToken("<|im_end|>", 151645, "<|im_end|>", True)``
+    Example:
+        >>> from labkit.viz.chat import PromptToken
+        >>> PromptToken("<|im_end|>", 151645, "<|im_end|>", True)
+        PromptToken(text='<|im_end|>', id=151645, token='<|im_end|>', special=True)
     """
 
     text: str
@@ -95,7 +102,11 @@ class PromptView:
 def prompt_view(tok, text: str, *, title: str | None = None, add_special_tokens: bool = False) -> PromptView:
     """Encode a rendered prompt (special tokens parsed) and draw it.
 
-    Example: ``prompt_view(labkit.load("qwen2"), "<|im_start|>user\\nhi<|im_end|>")``
+    Example:
+        >>> from labkit.viz.chat import prompt_view
+        >>> import labkit
+        >>> prompt_view(labkit.load("qwen2"), "<|im_start|>user\\nhi<|im_end|>")
+        [<|im_start|>]|user|↵|hi|[<|im_end|>]
     """
     encoding = tok.encode(text, add_special_tokens=add_special_tokens, parse_special=True)
     return PromptView.from_encoding(tok, text, encoding, title=title)
@@ -104,7 +115,15 @@ def prompt_view(tok, text: str, *, title: str | None = None, add_special_tokens:
 class TemplateTable:
     """Several templates' renders of one conversation, side by side (an error shows as such).
 
-    Example: ``TemplateTable({"phi": "<|user|>\\nhi<|end|>\\n", "gemma": ValueError("no system")})``
+    Example:
+        >>> from labkit.viz.chat import TemplateTable
+        >>> TemplateTable({"phi": "<|user|>\\nhi<|end|>\\n", "gemma": ValueError("no system")})
+        == phi ==
+        <|user|>
+        hi<|end|>
+        <BLANKLINE>
+        == gemma ==
+        ValueError: no system
     """
 
     def __init__(self, renders: Mapping[str, str | BaseException]):

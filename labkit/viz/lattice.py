@@ -24,7 +24,11 @@ def lattice_of(source, text: str | None = None) -> Lattice:
     """A Lattice as is, or the lattice of ``text`` under a Unigram tokenizer (any engine:
     labkit's own Unigram engine is built from its vocabulary when needed).
 
-    Example: ``lattice_of(labkit.load("botchan-unigram", engine="sentencepiece"), "Hi")``
+    Example:
+        >>> from labkit.viz.lattice import lattice_of
+        >>> import labkit
+        >>> lattice_of(labkit.load("botchan-unigram", engine="sentencepiece"), "Hi")
+        <Lattice '▁Hi': 3 candidate pieces, best path '▁ | H | i', score -15.1342>
     """
     if isinstance(source, Lattice):
         return source
@@ -100,7 +104,11 @@ def lattice_figure(source, text: str | None = None, *, label: str = "best", titl
     """A matplotlib Figure of the lattice of ``text`` under a Unigram tokenizer (or of a
     Lattice): what ``labkit lattice NAME TEXT --png out.png`` saves.
 
-    Example: ``lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?")``
+    Example:
+        >>> from labkit.viz.lattice import lattice_figure
+        >>> import labkit
+        >>> lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?")
+        <Figure size 1018x420 with 1 Axes>
     """
     ax = draw_lattice(lattice_of(source, text), label=label, title=title)
     return ax.figure

@@ -31,7 +31,10 @@ def chips_html(labels: Sequence[str], highlight: int | None = None) -> str:
 def aligned_text(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A plain-text table, columns padded to their widest cell (the ``repr`` of a trace table).
 
-    Example: ``aligned_text(("a", "bb"), [("1", "2")])`` -> ``'a  bb\\n1  2'``
+    Example:
+        >>> from labkit.viz.merge_view import aligned_text
+        >>> aligned_text(("a", "bb"), [("1", "2")])
+        'a  bb\\n1  2'
     """
     rows = [tuple(header), *rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -59,7 +62,10 @@ def steps_table_html(value_name: str, after_name: str, start: Sequence[str], ste
 def moment_html(labels: Sequence[str], lit: int | None, caption: str) -> str:
     """One moment of a trace: the parts (the last merge lit) over a caption.
 
-    Example: ``moment_html(["ab"], 0, "step 1: a + b -> ab")``
+    Example:
+        >>> from labkit.viz.merge_view import moment_html
+        >>> moment_html(["ab"], 0, "step 1: a + b -> ab")
+        '<div><span style="display:inline-block;margin:1px 2px;padding:0 4px;border:1px solid #999;border-radius:3px;font-family:monospace;background:#ffe08a">ab</span></div><div><small>step 1: a + b -&gt; ab</small></div>'
     """
     return f"<div>{chips_html(labels, lit)}</div><div><small>{html.escape(caption)}</small></div>"
 

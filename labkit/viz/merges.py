@@ -17,7 +17,10 @@ from labkit.viz.merge_view import aligned_text, moment_html, steps_table_html, s
 def spell(part: bytes) -> str:
     """A part as GPT-2 characters (every byte visible).
 
-    Example: ``spell(b" lo")`` -> ``'Ġlo'``
+    Example:
+        >>> from labkit.viz.merges import spell
+        >>> spell(b" lo")
+        'Ġlo'
     """
     return bytes_to_gpt2(part)
 

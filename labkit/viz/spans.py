@@ -9,7 +9,11 @@ several tokens that share one character (the bytes of an emoji) share one span. 
 deterministic (no random ids) and ``repr()`` gives a readable plain-text version.
 Introduced in notebook ``00_tour``.
 
-Example: ``token_spans(labkit.load("gpt2"), "Hello world")`` -> ``Hello|·world``
+Example:
+    >>> from labkit.viz.spans import token_spans
+    >>> import labkit
+    >>> token_spans(labkit.load("gpt2"), "Hello world")
+    Hello|·world
 """
 from __future__ import annotations
 
@@ -28,7 +32,11 @@ class Span:
     """One drawn span: the text it shows, the token ids and spellings behind it, and whether
     it covers original text (False for added framing such as BOS).
 
-    Example: ``Span("Hello", (15496,), ("Hello",), True)``
+    Example:
+        >>> from labkit.viz.spans import Span
+        >>> Span("Hello", (15496,), ("Hello",), True)
+        Span(text='Hello', ids=(15496,), tokens=('Hello',), covers_text=True)
+
     Introduced in notebook ``00_tour``.
     """
 
@@ -41,7 +49,11 @@ class Span:
 def visible(text: str) -> str:
     """Whitespace and control characters made visible (space -> ·, tab -> →, newline -> ↵).
 
-    Example: ``visible("a b\\n")`` -> ``'a·b↵'``
+    Example:
+        >>> from labkit.viz.spans import visible
+        >>> visible("a b\\n")
+        'a·b↵'
+
     Introduced in notebook ``00_tour``.
     """
     out = []
@@ -146,7 +158,12 @@ class TokenSpans:
 def token_spans(tokenizer, text: str, *, title: str | None = None, **encode_kwargs) -> TokenSpans:
     """Encode ``text`` with ``tokenizer`` and draw the tokens as coloured spans.
 
-    Example: ``token_spans(labkit.load("gpt2"), "Hello world")`` -> ``Hello|·world``
+    Example:
+        >>> from labkit.viz.spans import token_spans
+        >>> import labkit
+        >>> token_spans(labkit.load("gpt2"), "Hello world")
+        Hello|·world
+
     Introduced in notebook ``00_tour``.
     """
     return TokenSpans.from_encoding(tokenizer.encode(text, **encode_kwargs), text, title=title)
