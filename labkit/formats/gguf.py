@@ -266,11 +266,49 @@ def _undo_phantom_space(token: str) -> str:
 
 
 def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) -> VocabData:
-    """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags).
+    """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags),
+    one helper per kind of record.
 
     Example: ``gguf_to_vocab(read_gguf_kv(p), str(p)).model`` -> ``'bpe_byte'`` for gpt-2
     Introduced in notebook ``11_factory_formats_hub``.
     """
+    ggml_model, family = _model_family(kv, source)
+    tokens, types, scores = _token_arrays(kv, source)
+    merges = _merges(kv, tokens, source)
+    if family == "wordpiece":
+        tokens = [_undo_phantom_space(t) for t in tokens]
+    specials = _specials(kv, tokens, family, source)
+    normalizer, options = _normalizer_and_options(kv, types, family, specials, source)
+    pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
+    if family == "bpe_byte" and pre_name is None:
+        pre_name = "default"
+    metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
+    metadata["ggml_model"] = ggml_model
+    vocab = VocabData(
+        source=source,
+        format="gguf",
+        model=family,
+        tokens=tokens,
+        token_types=list(types),
+        scores=[float(s) for s in scores] if scores is not None else None,
+        merges=merges,
+        token_bytes=None,
+        pre=pre_name,
+        normalizer=normalizer,
+        options=options,
+        specials=specials,
+        added_tokens=_added_tokens(tokens, types),
+        chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
+        metadata=metadata,
+    )
+    templates = gguf_templates(kv)
+    if templates:
+        set_chat_templates(vocab, templates, f"{source}: {GGUF_TEMPLATE_KEY}")
+    return vocab
+
+
+def _model_family(kv: dict, source: str) -> tuple[str, str]:
+    """(tokenizer.ggml.model, labkit's model family); an unknown model is a FormatError."""
     ggml_model = _get(kv, TK.MODEL, str, source)
     if ggml_model is None:
         raise FormatError(f"{source}: GGUF file has no {TK.MODEL!r}: not a tokenizer vocabulary")
@@ -279,6 +317,11 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         raise FormatError(
             f"{source}: tokenizer model {ggml_model!r} is not supported; labkit reads {', '.join(sorted(_MODEL_FAMILY))}"
         )
+    return ggml_model, family
+
+
+def _token_arrays(kv: dict, source: str) -> tuple[list[str], list[int], list | None]:
+    """The tokens, their types (default: all normal) and scores, checked against each other."""
     tokens = _get(kv, TK.LIST, list, source)
     if not tokens:
         raise FormatError(f"{source}: {TK.LIST!r} is missing or empty")
@@ -299,16 +342,27 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
             raise FormatError(f"{source}: {TK.SCORES!r} has {len(scores)} entries for {n} tokens")
         if any(not isinstance(s, (int, float)) for s in scores[:1]):
             raise FormatError(f"{source}: {TK.SCORES!r} must be numbers")
-    merges = None
+    return tokens, types, scores
+
+
+def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] | None:
+    """The merges as (left, right) pairs, each naming tokens of the vocabulary."""
     raw_merges = _get(kv, TK.MERGES, list, source)
-    if raw_merges is not None:
-        if raw_merges and not isinstance(raw_merges[0], str):
-            raise FormatError(f"{source}: {TK.MERGES!r} must be an array of strings")
-        merges = [tuple(merge.split(" ", 1)) for merge in raw_merges]
-        if any(len(pair) != 2 for pair in merges):
-            index = next(i for i, pair in enumerate(merges) if len(pair) != 2)
-            raise FormatError(f"{source}: merge #{index} {raw_merges[index]!r} is not 'left right'")
-        _check_merges_name_tokens(merges, tokens, source)
+    if raw_merges is None:
+        return None
+    if raw_merges and not isinstance(raw_merges[0], str):
+        raise FormatError(f"{source}: {TK.MERGES!r} must be an array of strings")
+    merges = [tuple(merge.split(" ", 1)) for merge in raw_merges]
+    if any(len(pair) != 2 for pair in merges):
+        index = next(i for i, pair in enumerate(merges) if len(pair) != 2)
+        raise FormatError(f"{source}: merge #{index} {raw_merges[index]!r} is not 'left right'")
+    _check_merges_name_tokens(merges, tokens, source)
+    return merges
+
+
+def _specials(kv: dict, tokens: list[str], family: str, source: str) -> SpecialTokens:
+    """BOS/EOS/UNK/... ids (inside the vocabulary) and the add-BOS/EOS flags."""
+    n = len(tokens)
 
     def special_id(key: str) -> int | None:
         value = _get(kv, key, int, source)
@@ -323,15 +377,15 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         ("sep", TK.SEP_ID), ("mask", TK.MASK_ID), ("eot", TK.EOT_ID), ("eom", TK.EOM_ID),
     )}
     if family == "wordpiece":
-        tokens = [_undo_phantom_space(t) for t in tokens]
         ids["cls"] = special_id("tokenizer.ggml.cls_token_id")
         if ids["cls"] is None and ids["bos"] is not None:
             ids["cls"] = ids["bos"]  # llama.cpp stores [CLS] as BOS for BERT
     eos_ids = tuple(dict.fromkeys(i for i in (ids["eos"], ids["eot"], ids["eom"]) if i is not None))
     add_bos_default = family == "spm_bpe"
+    named = ("bos", "eos", "unk", "pad", "sep", "mask", "cls")
     specials = SpecialTokens(
-        **{name: (tokens[i] if i is not None else None) for name, i in ids.items() if name in ("bos", "eos", "unk", "pad", "sep", "mask", "cls")},
-        **{f"{name}_id": i for name, i in ids.items() if name in ("bos", "eos", "unk", "pad", "sep", "mask", "cls")},
+        **{name: (tokens[i] if i is not None else None) for name, i in ids.items() if name in named},
+        **{f"{name}_id": i for name, i in ids.items() if name in named},
         eos_ids=eos_ids,
         add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family != "wordpiece",
         add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, False)) and family != "wordpiece",
@@ -339,12 +393,18 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     )
     if family != "wordpiece":
         specials.cls = specials.cls_id = None
+    return specials
 
-    # Control tokens are special added tokens; user-defined ones are matched verbatim too.
-    added = []
-    for index in [i for i, t in enumerate(types) if t == TOKEN_CONTROL or t == TOKEN_USER_DEFINED]:
-        added.append(AddedToken(tokens[index], index, special=types[index] == TOKEN_CONTROL))
 
+def _added_tokens(tokens: list[str], types: list[int]) -> list[AddedToken]:
+    """Control tokens are special added tokens; user-defined ones are matched verbatim too."""
+    return [AddedToken(tokens[i], i, special=t == TOKEN_CONTROL)
+            for i, t in enumerate(types) if t == TOKEN_CONTROL or t == TOKEN_USER_DEFINED]
+
+
+def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: SpecialTokens,
+                            source: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The SentencePiece flags and charsmap (spm_bpe, unigram) or BERT's normaliser (wordpiece)."""
     normalizer: dict[str, Any] = {}
     options: dict[str, Any] = {}
     if family in ("spm_bpe", "unigram"):
@@ -362,33 +422,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
         options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",
                        unk_token=specials.unk or "[UNK]")
-    token_bytes = None
-    pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
-    if family == "bpe_byte" and pre_name is None:
-        pre_name = "default"
-    metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
-    metadata["ggml_model"] = ggml_model
-    vocab = VocabData(
-        source=source,
-        format="gguf",
-        model=family,
-        tokens=tokens,
-        token_types=list(types),
-        scores=[float(s) for s in scores] if scores is not None else None,
-        merges=merges,
-        token_bytes=token_bytes,
-        pre=pre_name if family == "bpe_byte" else pre_name,
-        normalizer=normalizer,
-        options=options,
-        specials=specials,
-        added_tokens=added,
-        chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
-        metadata=metadata,
-    )
-    templates = gguf_templates(kv)
-    if templates:
-        set_chat_templates(vocab, templates, f"{source}: {GGUF_TEMPLATE_KEY}")
-    return vocab
+    return normalizer, options
 
 
 def _check_merges_name_tokens(merges: list[tuple[str, str]], tokens: list[str], source: str) -> None:

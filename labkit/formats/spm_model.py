@@ -470,7 +470,8 @@ def _write_raw(number: int, wire: int, raw: Any) -> bytes:
 
 def write_model_proto(vocab: VocabData) -> bytes:
     """Serialise VocabData as a SentencePiece ModelProto, so the reference
-    ``sentencepiece.SentencePieceProcessor(model_proto=...)`` can serve a GGUF vocabulary.
+    ``sentencepiece.SentencePieceProcessor(model_proto=...)`` can serve a GGUF vocabulary:
+    the pieces, then the trainer spec, the normaliser spec and (for a .model) its denormaliser.
 
     sentencepiece accepts exactly one UNKNOWN piece: the one at ``specials.unk_id`` (else
     the first of that type) stays UNKNOWN, any other becomes CONTROL.
@@ -480,12 +481,23 @@ def write_model_proto(vocab: VocabData) -> bytes:
     model_type = {"unigram": SPM_UNIGRAM, "spm_bpe": SPM_BPE, "spm_word": SPM_WORD, "spm_char": SPM_CHAR}.get(vocab.model)
     if model_type is None:
         raise FormatError(f"{vocab.name}: a SentencePiece model holds unigram, spm_bpe, spm_word or spm_char, not {vocab.model!r}")
-    n = len(vocab.tokens)
-    if n == 0:
+    if not vocab.tokens:
         raise FormatError(f"{vocab.name}: no tokens to write")
+    types, keep = _types_with_one_unknown(vocab)
+    out = bytearray(_pieces_records(vocab, types))
+    out += _len_record(2, _write_message(_trainer_spec(vocab, model_type, keep), TRAINER_FIELDS))
+    out += _len_record(3, _write_message(_normalizer_spec(vocab), NORMALIZER_FIELDS))
+    denorm = vocab.metadata.get("denormalizer_spec") if vocab.format == "spm_model" else None
+    if denorm:
+        out += _len_record(5, _write_message(denorm, NORMALIZER_FIELDS))
+    return bytes(out)
+
+
+def _types_with_one_unknown(vocab: VocabData) -> tuple[list[int], int]:
+    """The piece types with exactly one UNKNOWN (the others CONTROL), and its index."""
+    n = len(vocab.tokens)
     types = list(vocab.token_types)
-    scores = vocab.scores if vocab.scores is not None else [0.0] * n
-    if len(types) != n or len(scores) != n:
+    if len(types) != n:
         raise FormatError(f"{vocab.name}: tokens, types and scores differ in length")
     sp = vocab.specials
     unknown_ids = [i for i, t in enumerate(types) if t == TOKEN_UNKNOWN]
@@ -499,6 +511,15 @@ def write_model_proto(vocab: VocabData) -> bytes:
         if i != keep:
             types[i] = TOKEN_CONTROL
     types[keep] = TOKEN_UNKNOWN
+    return types, keep
+
+
+def _pieces_records(vocab: VocabData, types: list[int]) -> bytes:
+    """One ``pieces`` record (text, score, type) per token; empty or repeated pieces refused."""
+    n = len(vocab.tokens)
+    scores = vocab.scores if vocab.scores is not None else [0.0] * n
+    if len(scores) != n:
+        raise FormatError(f"{vocab.name}: tokens, types and scores differ in length")
     seen: set[str] = set()
     out = bytearray()
     for index, (piece, score, ptype) in enumerate(zip(vocab.tokens, scores, types)):
@@ -511,10 +532,15 @@ def write_model_proto(vocab: VocabData) -> bytes:
         if ptype != TOKEN_NORMAL:
             body += _key(3, _VARINT) + _varint(ptype)
         out += _len_record(1, body)
+    return bytes(out)
 
-    trainer = dict(vocab.metadata.get("trainer_spec") or {}) if vocab.format == "spm_model" else {}
-    norm_in = vocab.normalizer
+
+def _trainer_spec(vocab: VocabData, model_type: int, keep: int) -> dict[str, Any]:
+    """The trainer spec: a .model's own, updated with the model type, flags and special ids."""
+    n = len(vocab.tokens)
+    sp = vocab.specials
     options = vocab.options
+    trainer = dict(vocab.metadata.get("trainer_spec") or {}) if vocab.format == "spm_model" else {}
 
     def special_id(index: int | None) -> int:
         return index if index is not None else -1
@@ -523,7 +549,7 @@ def write_model_proto(vocab: VocabData) -> bytes:
         model_type=model_type,
         vocab_size=n,
         byte_fallback=bool(options.get("byte_fallback", False)),
-        treat_whitespace_as_suffix=bool(norm_in.get("treat_whitespace_as_suffix", False)),
+        treat_whitespace_as_suffix=bool(vocab.normalizer.get("treat_whitespace_as_suffix", False)),
         unk_id=keep,
         bos_id=special_id(sp.bos_id),
         eos_id=special_id(sp.eos_id),
@@ -537,8 +563,12 @@ def write_model_proto(vocab: VocabData) -> bytes:
     for name in ("split_digits", "allow_whitespace_only_pieces"):
         if name in options:
             trainer[name] = bool(options[name])
-    out += _len_record(2, _write_message(trainer, TRAINER_FIELDS))
+    return trainer
 
+
+def _normalizer_spec(vocab: VocabData) -> dict[str, Any]:
+    """The normaliser spec: charsmap (or identity) and the whitespace flags."""
+    norm_in = vocab.normalizer
     norm = dict(vocab.metadata.get("normalizer_spec") or {}) if vocab.format == "spm_model" else {}
     charsmap = norm_in.get("charsmap")
     norm.update(
@@ -548,8 +578,4 @@ def write_model_proto(vocab: VocabData) -> bytes:
         remove_extra_whitespaces=bool(norm_in.get("remove_extra_whitespaces", True)),
         escape_whitespaces=bool(norm_in.get("escape_whitespaces", True)),
     )
-    out += _len_record(3, _write_message(norm, NORMALIZER_FIELDS))
-    denorm = vocab.metadata.get("denormalizer_spec") if vocab.format == "spm_model" else None
-    if denorm:
-        out += _len_record(5, _write_message(denorm, NORMALIZER_FIELDS))
-    return bytes(out)
+    return norm
