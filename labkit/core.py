@@ -196,9 +196,12 @@ class VocabData:
 # ----------------------------------------------------------------------------- encoding
 
 
-@dataclass
 class Encoding:
     """The result of ``encode``: ids, their token strings and (start, end) char offsets.
+
+    ``tokens`` and ``offsets`` may be given as lists or as zero-argument functions that make
+    them: an engine passes functions so that a caller who reads only ``ids`` never pays for
+    offsets; each is computed once, on first access (notebook ``12_performance_and_metrics``).
 
     Example:
         >>> import labkit
@@ -206,15 +209,50 @@ class Encoding:
         [15496, 995]
     """
 
-    ids: list[int]
-    tokens: list[str]
-    offsets: list[tuple[int, int]]
+    __slots__ = ("ids", "_tokens", "_offsets")
+
+    def __init__(self, ids: list[int], tokens=None, offsets=None):
+        self.ids = ids
+        self._tokens = tokens
+        self._offsets = offsets
+
+    @property
+    def tokens(self) -> list[str]:
+        value = self._tokens
+        if callable(value):
+            value = self._tokens = value()
+        return value
+
+    @tokens.setter
+    def tokens(self, value) -> None:
+        self._tokens = value
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        value = self._offsets
+        if callable(value):
+            value = self._offsets = value()
+        return value
+
+    @offsets.setter
+    def offsets(self, value) -> None:
+        self._offsets = value
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __iter__(self):
         return iter(self.ids)
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not Encoding:
+            return NotImplemented
+        return (self.ids, self.tokens, self.offsets) == (other.ids, other.tokens, other.offsets)
+
+    __hash__ = None  # mutable, like the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"Encoding(ids={self.ids!r}, tokens={self.tokens!r}, offsets={self.offsets!r})"
 
 
 # ----------------------------------------------------------------------------- tokenizer
@@ -410,6 +448,8 @@ class Tokenizer:
         if ids is None or isinstance(ids, (str, bytes, bytearray, dict)) or not isinstance(ids, Iterable):
             raise LabkitError(f"{self.name}: {what} must be a list of ints, got {type(ids).__name__} {_short(ids)}")
         n = len(self.vocab.tokens)
+        if ids.__class__ is list and (not ids or (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < n)):
+            return ids  # the common case, checked at C speed (the caller's list is not changed)
         out = []
         for pos, i in enumerate(ids):
             if type(i) is not int or not 0 <= i < n:

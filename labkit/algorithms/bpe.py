@@ -189,6 +189,114 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
     return out
 
 
+def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int]) -> list[int] | None:
+    """:func:`bpe_heap` over token ids for long words: the same merges, in buckets by rank.
+
+    A long word has many pairs but few distinct ranks, so instead of one heap of every pair
+    this keeps one list of positions per rank and a small heap of the ranks. All pairs of the
+    lowest rank merge left to right (a merge never makes another pair of its own rank: the
+    new pair spans more bytes). A merge that makes a pair of a *lower* rank (possible only in
+    odd vocabularies) stops the bucket so the lower rank goes first, exactly as the heap would.
+
+    What merging ids ``a`` and ``b`` makes is ``known[(a << 24) | b]`` when present (a memo
+    ``pair`` fills): ``(rank << 24) | new_id``, -1 for no merge, or -2 for a merge whose bytes
+    are not a token (then this returns None and the caller runs :func:`bpe_heap` on bytes).
+    ``rank_at[i]`` is the rank of the pair now starting at ``i``: a queued position whose
+    rank has changed is stale and skipped.
+
+    Example: ``bpe_rank_buckets([71, 72], {}, lambda a, b: 300)`` -> ``[300]``
+    """
+    n = len(ids)
+    if n < 2:
+        return list(ids)
+    get = known.get
+    sym = list(ids)
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    # what each starting pair makes: (rank << 24) | new_id, or -1 / -2
+    made = [get((a << 24) | b) for a, b in zip(sym, sym[1:])]
+    for i, v in enumerate(made):
+        if v is None:
+            made[i] = v = pair(sym[i], sym[i + 1])
+        if v == -2:
+            return None
+    made.append(-1)
+    rank_at = [v >> 24 if v >= 0 else -1 for v in made]   # rank of the pair starting at i (-1: none)
+    buckets: dict[int, list[int]] = {}
+    for i, rank in enumerate(rank_at):
+        if rank >= 0:
+            buckets.setdefault(rank, []).append(i)
+    ranks = list(buckets)
+    heapq.heapify(ranks)
+    while ranks:
+        rank = ranks[0]
+        positions = buckets[rank]
+        positions.sort()
+        stopped = -1
+        for index, i in enumerate(positions):
+            if rank_at[i] != rank:
+                continue  # stale: the pair at i changed since it was queued
+            j = nxt[i]
+            merged = sym[i] = made[i] & 0xFFFFFF
+            rank_at[j] = rank_at[i] = -1
+            k = nxt[j]
+            nxt[i] = k
+            lowest = rank
+            if k >= 0:  # the new pair (merged, right neighbour) at i
+                prv[k] = i
+                right = sym[k]
+                v = get((merged << 24) | right)
+                if v is None:
+                    v = pair(merged, right)
+                if v >= 0:
+                    made[i] = v
+                    r = rank_at[i] = v >> 24
+                    bucket = buckets.get(r)
+                    if bucket is None:
+                        buckets[r] = [i]
+                        heapq.heappush(ranks, r)
+                    else:
+                        bucket.append(i)
+                    lowest = r if r < lowest else lowest
+                elif v == -2:
+                    return None
+            p = prv[i]
+            if p >= 0:  # the new pair (left neighbour, merged) at p
+                left = sym[p]
+                v = get((left << 24) | merged)
+                if v is None:
+                    v = pair(left, merged)
+                if v >= 0:
+                    made[p] = v
+                    r = rank_at[p] = v >> 24
+                    bucket = buckets.get(r)
+                    if bucket is None:
+                        buckets[r] = [p]
+                        heapq.heappush(ranks, r)
+                    else:
+                        bucket.append(p)
+                    lowest = r if r < lowest else lowest
+                elif v == -2:
+                    return None
+                else:
+                    rank_at[p] = -1
+            if lowest < rank:
+                stopped = index  # a lower rank appeared: it merges before the rest of this bucket
+                break
+        if stopped >= 0:
+            buckets[rank] = positions[stopped + 1 :]
+        else:
+            del buckets[rank]
+            heapq.heappop(ranks)
+    out = []
+    k = 0
+    while k >= 0:
+        out.append(sym[k])
+        k = nxt[k]
+    return out
+
+
 def _walk(nxt: list[int], start: int, stop: int | None = None):
     k = start
     while k >= 0 and k != stop:

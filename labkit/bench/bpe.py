@@ -11,6 +11,7 @@ Example: ``python -m labkit.bench bpe --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 
+from labkit.bench.compare import TIKTOKEN, TOKENIZERS, suite_main
 from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
 
 VOCABS = ("gpt2", "cl100k_base", "qwen2")
@@ -52,5 +53,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the table; exit status 1 if an engine disagrees with labkit's ids."""
-    return throughput_main(argv, suite="bpe", doc=__doc__, vocabs=VOCABS, measure=measure, columns=COLUMNS)
+    """Print labkit vs tiktoken (then tokenizers), through labkit's wrapper and called directly, on the
+    three texts of :mod:`labkit.bench.texts`; exit status 1 if a reference disagrees with labkit's ids.
+    (``measure`` above is the single-text table the notebooks show.)"""
+    return suite_main(argv, suite="bpe", doc=__doc__, vocabs=VOCABS, references=[TIKTOKEN, TOKENIZERS])

@@ -51,12 +51,44 @@ class LabkitTokenizer(Tokenizer):
         """Ordinary text -> list of (id, start, end), char offsets relative to ``text``."""
         raise NotImplementedError
 
+    def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
+        """Ordinary text -> ids only. An engine that overrides this (with a path that skips
+        offsets) gets Encodings whose offsets are computed only when read."""
+        return [token_id for token_id, _, _ in self._encode_segment(text, context)]
+
     # -- shared pipeline -------------------------------------------------------
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        if type(self)._segment_ids is LabkitTokenizer._segment_ids:
+            return self._encode_eagerly(text, add_special_tokens, parse_special)
+        segments = self.splitter.split(text, parse_special)
+        ids: list[int] = []
+        after_added = False
+        for index, (start, end, added_id) in enumerate(segments):
+            if added_id is not None:
+                ids.append(added_id)
+                after_added = True
+                continue
+            context = SegmentContext(index=index, after_added=after_added, at_text_start=start == 0)
+            ids += self._segment_ids(text[start:end], context)
+            after_added = False
+        if add_special_tokens:
+            ids = self._frame(ids, [], len(text))[0]
+
+        def offsets() -> list[tuple[int, int]]:
+            # on first read: the spans pass, same segments (its ids are the ones above)
+            return self._encode_eagerly(text, add_special_tokens, parse_special, segments).offsets
+
+        tokens = self.vocab.tokens
+        return Encoding(ids, lambda: [tokens[i] for i in ids], offsets)
+
+    def _encode_eagerly(self, text: str, add_special_tokens: bool, parse_special: bool, segments=None) -> Encoding:
+        """The Encoding with offsets computed now, segment by segment."""
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         after_added = False
-        for index, (start, end, added_id) in enumerate(self.splitter.split(text, parse_special)):
+        if segments is None:
+            segments = self.splitter.split(text, parse_special)
+        for index, (start, end, added_id) in enumerate(segments):
             if added_id is not None:
                 ids.append(added_id)
                 offsets.append((start, end))

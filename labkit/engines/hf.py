@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Iterable, Sequence
 
+import regex
 import tokenizers
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, processors
 
@@ -98,15 +99,22 @@ class HFTokenizer(Tokenizer):
         # sentencepiece never matches a .model's control pieces in text, whatever parse_special says
         self._controls_are_text = vocab.format == "spm_model"
         self._twin_lock = threading.Lock()
+        # the Unigram twin differs from the backend beyond the flag: never skip it
+        self._special_spelling = _special_spelling_finder(vocab) if plain_backend is None else None
         unk = vocab.specials.unk_id
         self._added_ids = frozenset(a.id for a in vocab.added_tokens if 0 <= a.id < len(vocab.tokens)
                                     and (a.lstrip or a.rstrip or a.normalized))
         self._unk_id = unk if vocab.model == MODEL_UNIGRAM and unk is not None and unk < len(vocab.tokens) else None
 
-    def _backend_for(self, parse_special: bool) -> tokenizers.Tokenizer:
-        """The shared backend for parse_special=True; for False a copy that reads special added
-        tokens as plain text (non-special added tokens stay matched), made once."""
+    def _backend_for(self, parse_special: bool, text: str) -> tokenizers.Tokenizer:
+        """The shared backend for parse_special=True, and for False when ``text`` holds no special
+        token's spelling (the flag cannot matter then); otherwise a copy that reads special added
+        tokens as plain text (non-special added tokens stay matched), made once, on first need.
+        A .model's control pieces are always text (sentencepiece never matches them)."""
         if parse_special and not self._controls_are_text:
+            return self.backend
+        finder = self._special_spelling
+        if finder is not None and finder(text) is None:
             return self.backend
         twin = self._unparsed_backend
         if twin is None:
@@ -119,23 +127,28 @@ class HFTokenizer(Tokenizer):
         return twin
 
     def _to_encoding(self, enc, backend: tokenizers.Tokenizer) -> Encoding:
-        ids = list(enc.ids)
-        if backend is self._plain_backend:
-            tokens = [self.vocab.tokens[i] for i in ids]  # the twin spells hidden pieces as placeholders
-        elif self._unk_id is not None:
-            # Unigram reports an unknown piece by its surface text; labkit names it by the vocab's spelling
-            tokens = [self.vocab.tokens[i] if i == self._unk_id else t for i, t in zip(ids, enc.tokens)]
-        else:
-            tokens = list(enc.tokens)
-        if self._added_ids:
-            # an added token is named by its spelling, not by the text it matched (lstrip/rstrip
-            # absorb spaces, a normalized token matches the normalised text)
-            spell = self.vocab.tokens
-            tokens = [spell[i] if i in self._added_ids else t for i, t in zip(ids, tokens)]
-        return Encoding(ids, tokens, [tuple(o) for o in enc.offsets])
+        ids = enc.ids
+
+        def tokens() -> list[str]:
+            if backend is self._plain_backend:
+                spelled = [self.vocab.tokens[i] for i in ids]  # the twin spells hidden pieces as placeholders
+            elif self._unk_id is not None:
+                # Unigram reports an unknown piece by its surface text; labkit names it by the vocab's spelling
+                spelled = [self.vocab.tokens[i] if i == self._unk_id else t for i, t in zip(ids, enc.tokens)]
+            else:
+                spelled = enc.tokens
+            if self._added_ids:
+                # an added token is named by its spelling, not by the text it matched (lstrip/rstrip
+                # absorb spaces, a normalized token matches the normalised text)
+                spell = self.vocab.tokens
+                spelled = [spell[i] if i in self._added_ids else t for i, t in zip(ids, spelled)]
+            return spelled
+
+        # tokens and offsets are converted from Rust only when read
+        return Encoding(ids, tokens, lambda: enc.offsets)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
-        backend = self._backend_for(parse_special)
+        backend = self._backend_for(parse_special, text)
         with library_errors(f"{self.name}: tokenizers could not encode {text[:40]!r}"):
             enc = backend.encode(text, add_special_tokens=add_special_tokens)
         return self._to_encoding(enc, backend)
@@ -152,7 +165,7 @@ class HFTokenizer(Tokenizer):
         Introduced in notebook ``12_performance_and_metrics``.
         """
         texts = self._check_texts(texts)
-        backend = self._backend_for(bool(parse_special))
+        backend = self._backend_for(bool(parse_special), "\0".join(texts))
         started = time.perf_counter()
         with library_errors(f"{self.name}: tokenizers could not encode a batch of {len(texts)} texts"):
             encodings = backend.encode_batch(texts, add_special_tokens=bool(add_special_tokens))
@@ -170,6 +183,16 @@ class HFTokenizer(Tokenizer):
                 keep = [i for i in ids if not (skip_special_tokens and self.is_special_id(i))]
                 return self.backend.decoder.decode([self.vocab.tokens[i] for i in keep])
             return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
+def _special_spelling_finder(vocab: VocabData):
+    """``search(text)`` finding a special added token's spelling, or None when a special is
+    matched after normalisation (then its raw spelling cannot tell) or there is none to find."""
+    specials = [a.content for a in vocab.added_tokens if a.special and a.content]
+    if not specials or any(a.normalized for a in vocab.added_tokens if a.special):
+        return None
+    specials.sort(key=len, reverse=True)
+    return regex.compile("|".join(regex.escape(s) for s in specials)).search
 
 
 def build(vocab: VocabData) -> HFTokenizer:

@@ -26,6 +26,7 @@ import unicodedata
 from labkit.algorithms.bpe import (
     MergeTrace,
     bpe_heap,
+    bpe_rank_buckets,
     bpe_naive,
     byte_parts,
     concat_ranker,
@@ -43,6 +44,12 @@ from labkit.core import (
     VocabData,
 )
 from labkit.engines.base import LabkitTokenizer, SegmentContext
+
+# from this many bytes on, a word merges over ids rather than bytes (faster, same result)
+LONG_WORD_BYTES = 24
+# longer words are not cached (as in tokenizers): a cache entry's size stays bounded
+CACHED_WORD_CHARS = 256
+
 
 class ByteLevelBPE(LabkitTokenizer):
     """Byte-level rank BPE over a GGUF/HF merges list or a tiktoken rank table.
@@ -111,6 +118,9 @@ class ByteLevelBPE(LabkitTokenizer):
         # single bytes with no token (real vocabularies miss 0x0B, or 0xF1/0xF2): tokenizers
         # drops such a byte and merges what is left, so labkit does too
         self._missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
+        # long words merge over ids (bpe_rank_buckets); what each pair of ids makes is memoised
+        self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
+        self._pairs: dict[int, int] = BoundedDict(1 << 20)
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
@@ -130,6 +140,10 @@ class ByteLevelBPE(LabkitTokenizer):
                 return [whole]
         if self._missing and not self._missing.isdisjoint(data):
             return [token for token, _, _ in self._pieces_without_missing_bytes(word)]
+        if len(data) >= LONG_WORD_BYTES and not naive and trace is None:
+            ids = self._long_word_ids(data)
+            if ids is not None:
+                return ids
         parts = (bpe_naive if naive else bpe_heap)(byte_parts(data), self.rank, trace=trace)
         ids = []
         bytes_id = self.bytes_id
@@ -163,6 +177,27 @@ class ByteLevelBPE(LabkitTokenizer):
                 out.append((token, char_of[positions[0]], char_of[positions[-1]] + 1))
         return out
 
+    def _long_word_ids(self, data: bytes) -> list[int] | None:
+        """A long word merged over ids (same merges as bpe_heap on bytes); None when a byte
+        has no token or a merge makes bytes that are not a token (the bytes path handles both)."""
+        byte_ids = self._byte_ids
+        start = [byte_ids[b] for b in data]
+        if None in start:
+            return None
+        return bpe_rank_buckets(start, self._pairs, self._pair)
+
+    def _pair(self, left: int, right: int) -> int:
+        """What merging two ids makes, packed for :func:`bpe_rank_buckets` and memoised there."""
+        a, b = self.id_bytes[left], self.id_bytes[right]
+        rank = self.rank(a, b)
+        if rank is None:
+            value = -1
+        else:
+            made = self.bytes_id.get(a + b)
+            value = -2 if made is None or made >= 1 << 24 else (rank << 24) | made
+        self._pairs[(left << 24) | right] = value
+        return value
+
     def _byte_id(self, value: int, word: str) -> int:
         token = self.bytes_id.get(bytes([value]))
         if token is None:
@@ -187,7 +222,8 @@ class ByteLevelBPE(LabkitTokenizer):
         spans = char_spans(word, [len(self.id_bytes[token]) for token in ids])
         # a one-token word (the common case) is cached as its bare id: its span is the word
         entry = ids[0] if len(ids) == 1 else tuple((t, s, e) for t, (s, e) in zip(ids, spans))
-        self._cache[word] = entry
+        if len(word) <= CACHED_WORD_CHARS:
+            self._cache[word] = entry
         return entry
 
     def clear_cache(self) -> None:
@@ -227,6 +263,10 @@ class ByteLevelBPE(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        return self._segment_ids(text, None)
+
+    def _segment_ids(self, text: str, context: SegmentContext | None) -> list[int]:
+        # ids only, through the ids cache: what encode() gives when offsets are not read
         if self.nfc:
             text = self.pre.normalize(text)
         out: list[int] = []
@@ -236,15 +276,15 @@ class ByteLevelBPE(LabkitTokenizer):
             ids = cache.get(word)
             if ids is None:
                 ids = tuple(self.word_ids(word))
-                cache[word] = ids
+                if len(word) <= CACHED_WORD_CHARS:
+                    cache[word] = ids
             extend(ids)
         return out
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         if skip_special_tokens:
             ids = self._drop_special(ids)
-        table = self.id_bytes
-        return b"".join([table[i] for i in ids]).decode("utf-8", "replace")
+        return b"".join(map(self.id_bytes.__getitem__, ids)).decode("utf-8", "replace")
 
     def token_bytes_of(self, index: int) -> bytes:
         """The raw bytes of one id (added tokens: their UTF-8 text).

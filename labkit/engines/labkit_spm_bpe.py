@@ -40,6 +40,11 @@ _CHUNKS = {
 }
 
 
+# longer chunks are not cached: a cache entry's size stays bounded
+CACHED_WORD_CHARS = 256
+_TEXT_START = SegmentContext(index=0, after_added=False, at_text_start=True)
+
+
 class SpmBpeTokenizer(LabkitTokenizer):
     """SentencePiece score BPE in pure Python, exact against sentencepiece and tokenizers.
 
@@ -146,7 +151,7 @@ class SpmBpeTokenizer(LabkitTokenizer):
         spans = self._cache.get(word)
         if spans is None:
             spans = tuple(self.model.encode_spans(word))
-            if self._chunk_re is not None:
+            if self._chunk_re is not None and len(word) <= CACHED_WORD_CHARS:
                 self._cache[word] = spans
         return spans
 
@@ -157,13 +162,18 @@ class SpmBpeTokenizer(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        return self._segment_ids(text, _TEXT_START)
+
+    def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
+        # ids only: what encode() gives when offsets are not read
         if self._user_re is not None and text:  # user-defined pieces inside the text: the general path
-            return [i for i, _, _ in self._encode_segment(text, SegmentContext(0, False, True))]
-        normalized = self.normalizer.normalize(text) if text else ""
+            return [i for i, _, _ in self._encode_segment(text, context)]
+        normalizer = self.normalizer if context.at_text_start or context.after_added else self._plain_normalizer
+        normalized = normalizer.normalize(text) if text else ""
         if not normalized:
             return []
         if self._chunk_re is None:
-            return self.model.encode(normalized)
+            return [index for index, _, _ in self.model.encode_spans(normalized)]
         cache = self._cache
         out: list[int] = []
         extend = out.extend

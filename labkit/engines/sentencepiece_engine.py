@@ -58,26 +58,38 @@ class SentencePieceTokenizer(Tokenizer):
         self._special_ids_all = frozenset(i for i in range(len(vocab.tokens)) if self.is_special_id(i))
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        segments = self._splitter.split(text, parse_special=parse_special)
         ids: list[int] = []
-        offsets: list[tuple[int, int]] = []
-        for start, end, added_id in self._splitter.split(text, parse_special=parse_special):
+        for start, end, added_id in segments:
             if added_id is not None:
                 ids.append(added_id)
-                offsets.append((start, end))
                 continue
             try:
-                result = self.backend.encode(text[start:end], out_type="offset_mapping", return_bytes=False)
+                ids += self.backend.encode(text[start:end])
             except Exception as exc:
                 raise LabkitError(f"{self.name}: sentencepiece could not encode {text[start:end][:40]!r}: {exc}") from None
-            ids.extend(result["ids"])
-            offsets.extend((start + a, start + b) for a, b in result["offsets"])
+        model_ids = ids
         if add_special_tokens:
-            ids, offsets = frame(self.vocab, ids, offsets, len(text))
-        return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
+            ids = frame(self.vocab, ids, [], len(text))[0]
+
+        def offsets() -> list[tuple[int, int]]:
+            # asked of sentencepiece only when read: an ids-only caller costs what sentencepiece costs
+            out: list[tuple[int, int]] = []
+            for start, end, added_id in segments:
+                if added_id is not None:
+                    out.append((start, end))
+                    continue
+                result = self.backend.encode(text[start:end], out_type="offset_mapping", return_bytes=False)
+                out.extend((start + a, start + b) for a, b in result["offsets"])
+            return frame(self.vocab, model_ids, out, len(text))[1] if add_special_tokens else out
+
+        return Encoding(ids, lambda: list(map(self.vocab.tokens.__getitem__, ids)), offsets)
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         # sentencepiece drops control ids; labkit spells them (unless skipped), so the ordinary
         # runs between them are decoded by sentencepiece and the spellings put back in between
+        if self._special_ids_all.isdisjoint(ids):
+            return self._decode_run(ids)  # one run (the common case): sentencepiece's own call
         return join_runs(ids, self._special_ids_all, self.vocab.tokens, self._decode_run,
                          skip_special_tokens=skip_special_tokens, add_dummy_prefix=self._dummy_prefix)
 

@@ -55,16 +55,15 @@ class TiktokenTokenizer(Tokenizer):
         self._special = frozenset(a.content for a in vocab.added_tokens if a.special and a.content)
         self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special and a.content)
         self._splitter = AddedTokenSplitter(vocab.added_tokens)
+        self._allowed = self._special | self._plain_added
+        # every id has bytes tiktoken knows: decode can be tiktoken's own
+        self._no_holes = all(raw is not None for raw in id_bytes) and len(id_bytes) == backend.n_vocab
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            # tiktoken would quietly turn a lone surrogate into U+FFFD; the other engines refuse it
-            raise LabkitError(f"{self.name}: text is not valid Unicode ({exc.reason} at char {exc.start})") from None
+        # Tokenizer.encode has already refused lone surrogates (tiktoken would make them U+FFFD)
         # non-special added tokens are always matched; special ones only when parsing them
-        allowed = self._special | self._plain_added if parse_special else self._plain_added
-        if self._nfc and not unicodedata.is_normalized("NFC", text):
+        allowed = self._allowed if parse_special else self._plain_added
+        if self._nfc and not text.isascii() and not unicodedata.is_normalized("NFC", text):
             normalized, char_map = self._nfc_between_added(text, parse_special)
         else:
             normalized, char_map = text, None
@@ -72,12 +71,18 @@ class TiktokenTokenizer(Tokenizer):
             ids = self.backend.encode(normalized, allowed_special=allowed, disallowed_special=())
         except Exception as exc:
             raise LabkitError(f"{self.name}: tiktoken could not encode {text[:40]!r}: {exc}") from None
-        offsets = self._char_offsets(ids, normalized)
-        if char_map is not None:
-            offsets = [_map_back(char_map, start, end) for start, end in offsets]
+        model_ids = ids
         if add_special_tokens:
-            ids, offsets = frame(self.vocab, ids, offsets, len(text))
-        return Encoding(ids, [self.vocab.tokens[i] for i in ids], offsets)
+            ids = frame(self.vocab, ids, [], len(text))[0]
+
+        def offsets() -> list[tuple[int, int]]:
+            # made only when asked for: an ids-only caller costs what tiktoken costs
+            spans = self._char_offsets(model_ids, normalized)
+            if char_map is not None:
+                spans = [_map_back(char_map, start, end) for start, end in spans]
+            return frame(self.vocab, model_ids, spans, len(text))[1] if add_special_tokens else spans
+
+        return Encoding(ids, lambda: list(map(self.vocab.tokens.__getitem__, ids)), offsets)
 
     def _nfc_between_added(self, text: str, parse_special: bool) -> tuple[str, list[tuple[int, int]]]:
         """NFC of the ordinary text between added tokens (an added token is never normalised,
@@ -99,6 +104,8 @@ class TiktokenTokenizer(Tokenizer):
         return char_spans(text, [len(self._id_bytes[i] or b"") for i in ids])
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        if not skip_special_tokens and self._no_holes:
+            return self.backend.decode(ids)  # tiktoken decodes invalid UTF-8 to U+FFFD too
         chunks = []
         for i in ids:
             if skip_special_tokens and self.is_special_id(i):

@@ -1,0 +1,139 @@
+"""labkit against a reference twice over: against labkit's wrapper of the reference engine and
+against the reference library called directly, in CPU time, A/B interleaved, medians.
+
+Each round times every call once, in the same order, so a load spike on the shared machine
+hits all of them alike; the reported figure is the median of the rounds. References run on
+one thread. "vs wrapper" is the wrapper's seconds over the row's, "vs direct" the library's
+seconds over the row's (above 1: the row is faster).
+Introduced in notebook ``12_performance_and_metrics``.
+
+Example: ``interleaved({"a": lambda: sum(range(1000))}, repeat=3)`` -> ``{'a': 2.1e-05}``
+"""
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import labkit
+from labkit.bench.harness import single_thread, table
+from labkit.bench.texts import TEXTS, bench_texts
+from labkit.core import LabkitError
+
+
+def interleaved(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median CPU seconds of each call, the calls taking turns round by round.
+
+    Example: ``interleaved({"x": lambda: None}, 1)["x"] >= 0`` -> ``True``
+    """
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            gc.collect()
+            started = time.process_time()
+            call()
+            times[name].append(time.process_time() - started)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference engine: its factory name, label, and how to call its library directly.
+
+    Example: ``Reference("tiktoken", "tiktoken", lambda b, t: b.encode(t, allowed_special="all"), lambda b, ids: b.decode(ids))``
+    """
+
+    engine: str
+    label: str
+    encode: Callable  # (backend, text) -> ids
+    decode: Callable  # (backend, ids) -> str
+
+
+TIKTOKEN = Reference("tiktoken", "tiktoken", lambda b, text: b.encode(text, allowed_special="all"),
+                     lambda b, ids: b.decode(ids))
+TOKENIZERS = Reference("hf", "tokenizers", lambda b, text: b.encode(text, add_special_tokens=False).ids,
+                       lambda b, ids: b.decode(ids, skip_special_tokens=False))
+SENTENCEPIECE = Reference("sentencepiece", "sentencepiece", lambda b, text: b.encode(text),
+                          lambda b, ids: b.decode(ids))
+
+COLUMNS = ["vocab", "text", "engine", "MB/s", "vs wrapper", "vs direct", "exact"]
+
+
+def measure(name: str, text_name: str, text: str, references: list[Reference], repeat: int) -> list[dict]:
+    """Rows for one vocab and text: labkit cold/warm encode and decode, then each reference
+    through labkit's wrapper and called directly; ratios against the first reference.
+
+    Example: ``measure("gpt2", "botchan", text, [TIKTOKEN], 3)[0]["engine"]`` -> ``'labkit cold encode'``
+    """
+    tok = labkit.load(name, engine="labkit")
+    ids = tok.encode(text).ids
+    calls: dict[str, Callable[[], object]] = {}
+    exact: dict[str, bool] = {}
+
+    def cold():
+        tok.clear_cache()
+        return tok.encode(text).ids
+
+    calls["labkit cold encode"] = cold
+    calls["labkit warm encode"] = lambda: tok.encode(text).ids
+    calls["labkit decode"] = lambda: tok.decode(ids)
+    served = []
+    for ref in references:
+        try:
+            wrapper = labkit.load(name, engine=ref.engine)
+        except LabkitError:
+            continue  # this reference cannot serve the vocab
+        served.append(ref)
+        backend = wrapper.backend
+        exact[f"{ref.label} wrapper encode"] = wrapper.encode(text).ids == ids
+        exact[f"{ref.label} direct encode"] = list(ref.encode(backend, text)) == ids
+        calls[f"{ref.label} wrapper encode"] = lambda w=wrapper: w.encode(text).ids
+        calls[f"{ref.label} direct encode"] = lambda r=ref, b=backend: r.encode(b, text)
+        calls[f"{ref.label} wrapper decode"] = lambda w=wrapper: w.decode(ids)
+        calls[f"{ref.label} direct decode"] = lambda r=ref, b=backend: r.decode(b, ids)
+    seconds = interleaved(calls, repeat)
+    megabytes = len(text.encode("utf-8")) / 1e6
+    primary = served[0].label if served else None
+    rows = []
+    for engine, value in seconds.items():
+        op = engine.rsplit(" ", 1)[1]
+        row = dict(vocab=name, text=text_name, engine=engine, seconds=value, **{"MB/s": megabytes / value if value else None})
+        if primary is not None and value:
+            row["vs wrapper"] = seconds[f"{primary} wrapper {op}"] / value
+            row["vs direct"] = seconds[f"{primary} direct {op}"] / value
+        if engine in exact:
+            row["exact"] = exact[engine]
+        rows.append(row)
+    return rows
+
+
+def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference]) -> int:
+    """``main`` of a comparison suite: ``--mb``, ``--repeat``, ``--vocab``, ``--text``; prints
+    one table per vocab; exit status 1 if a reference's ids differ from labkit's.
+
+    Example: ``suite_main(["--mb", "0.05", "--repeat", "1"], suite="bpe", doc=__doc__, vocabs=["gpt2"], references=[TIKTOKEN])``
+    """
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(prog=f"python -m labkit.bench {suite}", description=doc.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=0.3, help="size of each text in MB (botchan: at least one copy)")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds (median)")
+    parser.add_argument("--vocab", action="append", choices=list(vocabs), help="vocab(s) to run (default: all)")
+    parser.add_argument("--text", action="append", choices=list(TEXTS), help="text(s) to run (default: all)")
+    args = parser.parse_args(argv or [])
+    single_thread()
+    texts = bench_texts(args.mb)
+    print(f"CPU time, median of {args.repeat} interleaved rounds, single thread; load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print("texts: " + ", ".join(f"{k} {len(v.encode()) / 1e6:.2f} MB" for k, v in texts.items() if k in (args.text or TEXTS)))
+    status = 0
+    for name in args.vocab or vocabs:
+        rows = []
+        for text_name in args.text or TEXTS:
+            rows.extend(measure(name, text_name, texts[text_name], references, args.repeat))
+        print(table(rows, COLUMNS), flush=True)
+        status |= any(row.get("exact") is False for row in rows)
+    return int(status)

@@ -1,0 +1,87 @@
+"""The three texts the throughput suites measure on, all made from shipped data (no downloads):
+
+* ``botchan``: ``botchan.txt`` repeated (English, and very repetitive: a word cache shines);
+* ``mixed``: a non-repetitive mixed-script text: Qwen2 vocabulary pieces (Latin, Cyrillic,
+  CJK, Arabic, code, digits, emoji ...) drawn at random and joined, so few words recur;
+* ``chinese``: a non-English text: CJK pieces of the Qwen2 vocabulary drawn at random, with
+  Chinese punctuation every few words.
+
+The draws use a fixed seed, so every run measures the same text.
+Introduced in notebook ``12_performance_and_metrics``.
+
+Example: ``sorted(bench_texts(0.01))`` -> ``['botchan', 'chinese', 'mixed']``
+"""
+from __future__ import annotations
+
+import functools
+import random
+import unicodedata
+
+from labkit.bench.harness import corpus
+
+TEXTS = ("botchan", "mixed", "chinese")
+SEED = 2024
+
+
+@functools.lru_cache(maxsize=1)
+def _qwen2_pieces() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(printable pieces of every script, pure-CJK pieces) of the bundled Qwen2 vocabulary."""
+    import labkit
+
+    tok = labkit.load("qwen2", engine="labkit")
+    printable, cjk = [], []
+    for raw in tok.id_bytes[: len(tok.bytes_id)]:
+        try:
+            piece = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if not piece or any(unicodedata.category(ch)[0] == "C" for ch in piece):
+            continue
+        printable.append(piece)
+        if all("\u4e00" <= ch <= "\u9fff" for ch in piece):
+            cjk.append(piece)
+    return tuple(printable), tuple(cjk)
+
+
+def mixed_text(megabytes: float, seed: int = SEED) -> str:
+    """About ``megabytes`` MB of Qwen2 pieces of every script in random order.
+
+    Example: ``len(mixed_text(0.001).encode()) >= 1000`` -> ``True``
+    """
+    printable, _ = _qwen2_pieces()
+    rng = random.Random(seed)
+    out, size = [], 0
+    while size < megabytes * 1e6:
+        piece = rng.choice(printable)
+        out.append(piece)
+        size += len(piece.encode("utf-8"))
+        if rng.random() < 0.05:
+            out.append("\n")
+    return "".join(out)
+
+
+def chinese_text(megabytes: float, seed: int = SEED) -> str:
+    """About ``megabytes`` MB of CJK pieces of the Qwen2 vocabulary with Chinese punctuation.
+
+    Example: ``chinese_text(0.001)[:1] >= "\\u4e00"`` -> ``True``
+    """
+    _, cjk = _qwen2_pieces()
+    rng = random.Random(seed)
+    out, size = [], 0
+    while size < megabytes * 1e6:
+        for _ in range(rng.randint(3, 12)):
+            piece = rng.choice(cjk)
+            out.append(piece)
+            size += len(piece.encode("utf-8"))
+        out.append(rng.choice("，，，。、；：！？"))
+        if rng.random() < 0.1:
+            out.append("\n")
+    return "".join(out)
+
+
+def bench_texts(megabytes: float) -> dict[str, str]:
+    """The three texts, each about ``megabytes`` MB.
+
+    Example: ``{k: len(v) > 0 for k, v in bench_texts(0.01).items()}``
+    """
+    return {"botchan": corpus(megabytes), "mixed": mixed_text(megabytes), "chinese": chinese_text(megabytes)}

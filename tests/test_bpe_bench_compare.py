@@ -1,0 +1,41 @@
+"""labkit.bench.compare and labkit.bench.texts: rows carry both ratios (vs labkit's wrapper,
+vs the library called directly) and exactness flags; the texts are deterministic. Timings are
+never asserted."""
+from __future__ import annotations
+
+import pytest
+
+from labkit.bench import compare, texts
+
+
+def test_interleaved_takes_turns_and_reports_medians():
+    order = []
+    seconds = compare.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, repeat=3)
+    assert order == ["a", "b"] * 3 and set(seconds) == {"a", "b"} and all(v >= 0 for v in seconds.values())
+
+
+def test_texts_are_deterministic_and_of_the_three_kinds():
+    first, second = texts.bench_texts(0.01), texts.bench_texts(0.01)
+    assert first == second and list(first) == list(texts.TEXTS)
+    assert sum(1 for ch in first["chinese"] if "\u4e00" <= ch <= "\u9fff") > 0.8 * len(first["chinese"])
+    mixed = first["mixed"]
+    assert any("\u0400" <= ch <= "\u04ff" for ch in mixed) and any("\u4e00" <= ch <= "\u9fff" for ch in mixed)
+    assert len(mixed.encode()) >= 10_000
+
+
+@pytest.mark.parametrize("vocab, references, primary", [
+    ("gpt2", [compare.TIKTOKEN, compare.TOKENIZERS], "tiktoken"),
+    ("botchan-bpe", [compare.SENTENCEPIECE], "sentencepiece"),
+])
+def test_rows_carry_both_ratios_against_the_primary_reference(vocab, references, primary):
+    text = texts.mixed_text(0.005)
+    rows = compare.measure(vocab, "mixed", text, references, repeat=1)
+    by_engine = {row["engine"]: row for row in rows}
+    assert {"labkit cold encode", "labkit warm encode", "labkit decode",
+            f"{primary} wrapper encode", f"{primary} direct encode"} <= set(by_engine)
+    for row in rows:
+        op = row["engine"].rsplit(" ", 1)[1]
+        assert row["vs wrapper"] == pytest.approx(by_engine[f"{primary} wrapper {op}"]["seconds"] / row["seconds"])
+        assert row["vs direct"] == pytest.approx(by_engine[f"{primary} direct {op}"]["seconds"] / row["seconds"])
+    flagged = [row for row in rows if "exact" in row]
+    assert len(flagged) == 2 * len(references) and all(row["exact"] for row in flagged)

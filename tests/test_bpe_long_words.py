@@ -1,0 +1,96 @@
+"""The fast long-word merges (rank buckets over ids, score buckets) against the heap versions,
+on real vocabularies and on toy ones whose ranks/scores are shuffled so a merge can make a
+better pair than itself (the case where a bucket must stop)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import labkit
+from labkit.algorithms import bpe
+from labkit.algorithms.spm_bpe import SpmBpeModel
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return labkit.load("gpt2", engine="labkit")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return labkit.load("llama-spm", engine="labkit")
+
+
+def _words(rng, alphabet, count, longest):
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest))) for _ in range(count)]
+
+
+def test_rank_buckets_equal_the_heap_on_gpt2(gpt2):
+    rng = random.Random(11)
+    for word in _words(rng, "abcdefghijklmnopqrstuvwxyz0123456789 éé日😀", 300, 400) + ["a" * 999, "1" * 500]:
+        data = word.encode()
+        expected = [gpt2.bytes_id[p] for p in bpe.bpe_heap(bpe.byte_parts(data), gpt2.rank)] if data else []
+        assert gpt2._long_word_ids(data) == expected, word
+
+
+def test_engine_ids_and_lazy_offsets_on_a_long_word_match_tiktoken(gpt2):
+    reference = labkit.load("gpt2", engine="tiktoken")
+    rng = random.Random(5)
+    text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20_000))
+    mine, theirs = gpt2.encode(text), reference.encode(text)
+    assert mine.ids == theirs.ids
+    assert mine.offsets == theirs.offsets and mine.tokens == theirs.tokens
+
+
+def _toy_rank_vocab(rng):
+    """Every token over 'abc' up to 4 bytes, ranked at random (so long tokens can outrank short)."""
+    tokens = [bytes([b]) for b in range(256)]
+    extra = sorted({bytes(rng.choice(b"abc") for _ in range(rng.randint(2, 4))) for _ in range(60)})
+    rng.shuffle(extra)
+    return {t: i for i, t in enumerate(tokens + extra)}
+
+
+def test_rank_buckets_equal_the_heap_on_shuffled_toy_ranks():
+    for seed in range(40):
+        rng = random.Random(seed)
+        ranks = _toy_rank_vocab(rng)
+        rank = bpe.concat_ranker(ranks)
+        id_bytes = {i: t for t, i in ranks.items()}
+
+        def pair(a, b):
+            r = rank(id_bytes[a], id_bytes[b])
+            return -1 if r is None else (r << 24) | ranks[id_bytes[a] + id_bytes[b]]
+
+        for word in _words(rng, "abc", 30, 60):
+            data = word.encode()
+            expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)] if data else []
+            assert bpe.bpe_rank_buckets([ranks[bytes([b])] for b in data], {}, pair) == expected, (seed, word)
+
+
+def test_rank_buckets_hand_the_word_back_when_a_merge_is_not_a_token():
+    ranks = {b"a": 0, b"b": 1}
+    assert bpe.bpe_rank_buckets([0, 1], {}, lambda a, b: -2) is None
+    assert bpe.bpe_rank_buckets([0, 1], {}, lambda a, b: -1) == [0, 1]
+    assert ranks  # the ids above are those of this table
+
+
+def test_score_buckets_equal_the_heap_on_llama(llama):
+    rng = random.Random(3)
+    model = llama.model
+    for text in _words(rng, "abcdefghij  ▁▁éü日😀1", 400, 300) + ["▁" * 300, "a" * 300]:
+        normalized = llama.normalizer.normalize(text)
+        assert model.merge_buckets(normalized) == model.merge(normalized), text
+
+
+def test_score_buckets_equal_the_heap_on_shuffled_toy_scores():
+    for seed in range(60):
+        rng = random.Random(seed)
+        pieces = sorted({"".join(rng.choice("abc") for _ in range(rng.randint(2, 4))) for _ in range(40)})
+        pieces = ["<unk>", "a", "b", "c", *pieces]
+        # few distinct scores, so ties and same-score chains are common
+        scores = [0.0] + [float(rng.randint(-5, 0)) for _ in pieces[1:]]
+        types = [2] + [rng.choice([1, 1, 1, 5]) for _ in pieces[1:]]  # some unused pieces
+        model = SpmBpeModel(pieces, scores, types)
+        for word in _words(rng, "abc", 30, 50):
+            assert model.merge_buckets(word) == model.merge(word) == model.merge_naive(word), (seed, word)
