@@ -282,8 +282,20 @@ class SpmBpeModel:
                 bucket.append(left)
             return rank
 
-        for i in range(1, n):
-            queue(i - 1, i)
+        if any(frozen) or unused:
+            for i in range(1, n):
+                queue(i - 1, i)
+        else:  # the common case in one pass: every starting pair, bucketed by score
+            rank_at[:-1] = [score_rank.get(a + b, -1) for a, b in zip(pieces, pieces[1:])]
+            for i, rank in enumerate(rank_at):
+                if rank >= 0:
+                    bucket = buckets.get(rank)
+                    if bucket is None:
+                        buckets[rank] = [i]
+                    else:
+                        bucket.append(i)
+            ranks = list(buckets)
+            heapq.heapify(ranks)
         pop = heapq.heappop
         while ranks:
             current = ranks[0]

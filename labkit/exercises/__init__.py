@@ -24,6 +24,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -59,3 +60,18 @@ def verdict(ok: bool, hint: str) -> bool:
     """
     print("right" if ok else f"wrong: {hint}")
     return ok
+
+
+def answerable(checker):
+    """Decorator for a checker: while an argument is still the stub (``...`` or None) it prints
+    the :func:`unanswered` message and returns None instead of judging.
+
+    Example: ``check_bpe(b"ab", ranks, ...)`` prints ``not answered yet: replace ... with your answer``
+    """
+    @functools.wraps(checker)
+    def check(*args, **kwargs):
+        if unanswered(*args, *kwargs.values()):
+            return None
+        return checker(*args, **kwargs)
+
+    return check

@@ -14,9 +14,10 @@ from labkit.algorithms.bpe import bpe_heap, byte_parts, pair_ranker
 from labkit.algorithms.bpe_train import train_bpe
 from labkit.algorithms.bytes_unicode import bytes_to_unicode, text_to_gpt2
 from labkit.algorithms.pretokenize import pretokenize
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
+@answerable
 def check_utf8_length(text: str, answer: int) -> bool:
     """How many UTF-8 bytes does ``text`` take?
 
@@ -26,6 +27,7 @@ def check_utf8_length(text: str, answer: int) -> bool:
                     "count the bytes of each character: ASCII 1, up to U+07FF 2, up to U+FFFF 3, beyond 4")
 
 
+@answerable
 def check_gpt2_char(byte_value: int, answer: str) -> bool:
     """Which character does GPT-2's map give byte ``byte_value``?
 
@@ -35,6 +37,7 @@ def check_gpt2_char(byte_value: int, answer: str) -> bool:
                     "printable Latin-1 bytes keep their character; the others move to U+0100 + their rank among the moved bytes")
 
 
+@answerable
 def check_gpt2_spelling(text: str, answer: str) -> bool:
     """How does a byte-level vocabulary spell ``text``?
 
@@ -43,6 +46,7 @@ def check_gpt2_spelling(text: str, answer: str) -> bool:
     return _verdict(answer == text_to_gpt2(text), "spell each UTF-8 byte with bytes_to_unicode()")
 
 
+@answerable
 def check_pretokens(text: str, pre: str, answer: Sequence[str]) -> bool:
     """What pre-tokens does model ``pre`` cut ``text`` into?
 
@@ -52,6 +56,7 @@ def check_pretokens(text: str, pre: str, answer: Sequence[str]) -> bool:
                     "read the pattern alternatives left to right: contractions, words, digits, punctuation, spaces")
 
 
+@answerable
 def check_bpe(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], answer: Sequence[bytes]) -> bool:
     """What parts does rank BPE leave for ``word`` given merge ``ranks``?
 
@@ -61,6 +66,7 @@ def check_bpe(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], answer: Seq
     return _verdict(list(answer) == expected, "merge the lowest-rank adjacent pair, leftmost first, until none applies")
 
 
+@answerable
 def check_first_merges(texts: Sequence[str], answer: Sequence[tuple[bytes, bytes]]) -> bool:
     """What are the first ``len(answer)`` merges the trainer learns from ``texts``?
 

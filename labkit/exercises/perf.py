@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 
 from labkit.algorithms.bpe import bpe_heap, bpe_naive, byte_parts, pair_ranker
 from labkit.core import LabkitError
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
 def percentile(samples: Sequence[float], q: int) -> float:
@@ -34,6 +34,7 @@ def percentile(samples: Sequence[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+@answerable
 def check_percentile(samples: Sequence[float], q: int, answer: float) -> bool:
     """Is ``answer`` the ``q``-th percentile of ``samples`` (interpolated, as numpy does)?
 
@@ -68,6 +69,7 @@ def rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int]) -> tuple[i
     return counts["naive"], counts["heap"]
 
 
+@answerable
 def check_rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], naive_calls: int, heap_calls: int) -> bool:
     """Are these the numbers of rank lookups naive and heap BPE make on ``word``?
 

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 from labkit.algorithms.spm_bpe import SpmBpeModel, byte_piece
 from labkit.core import LabkitError
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
 @lru_cache(maxsize=1)
@@ -23,6 +23,7 @@ def _llama():
     return labkit.load("llama-spm", engine="labkit")
 
 
+@answerable
 def check_score_bpe(scores: Mapping[str, float], text: str, answer: Sequence[str]) -> bool:
     """What pieces does score BPE leave for ``text`` (already normalised, ``▁`` for spaces),
     given piece ``scores``? Every character of ``text`` must be a piece.
@@ -38,6 +39,7 @@ def check_score_bpe(scores: Mapping[str, float], text: str, answer: Sequence[str
                     "merge the neighbouring pair whose merged piece scores highest, leftmost on a tie, until none is a piece")
 
 
+@answerable
 def check_llama_tokens(text: str, answer: Sequence[str]) -> bool:
     """Which tokens does Llama-2's SentencePiece BPE give ``text`` (no BOS)?
 
@@ -47,6 +49,7 @@ def check_llama_tokens(text: str, answer: Sequence[str]) -> bool:
                     "remember the dummy prefix: a '▁' goes in front of the text, and every space becomes '▁'")
 
 
+@answerable
 def check_byte_pieces(char: str, answer: Sequence[str]) -> bool:
     """Which byte-fallback pieces spell ``char`` (one ``<0xNN>`` per UTF-8 byte)?
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from labkit.algorithms.bert_basic import BertBasicTokenizer
 from labkit.algorithms.wordpiece import WordPiece
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
 @lru_cache(maxsize=1)
@@ -23,6 +23,7 @@ def _bert():
     return labkit.load("bert-bge", engine="labkit")
 
 
+@answerable
 def check_basic_words(text: str, answer: Sequence[str]) -> bool:
     """Which words does BERT's (uncased) basic tokenizer cut ``text`` into?
 
@@ -32,6 +33,7 @@ def check_basic_words(text: str, answer: Sequence[str]) -> bool:
                     "clean, isolate CJK, strip accents, lowercase, then split on spaces and punctuation")
 
 
+@answerable
 def check_wordpiece(vocab: Sequence[str], word: str, answer: Sequence[str]) -> bool:
     """Which pieces does greedy longest-match WordPiece give ``word`` with this vocabulary
     (add "[UNK]" to it)?
@@ -43,6 +45,7 @@ def check_wordpiece(vocab: Sequence[str], word: str, answer: Sequence[str]) -> b
                     "take the longest vocabulary piece at each position (with ## after the first); one failure makes the word [UNK]")
 
 
+@answerable
 def check_bert_tokens(text: str, answer: Sequence[str]) -> bool:
     """Which tokens does the real BERT uncased vocabulary (bge-small) give ``text``?
 

@@ -65,12 +65,50 @@ print("score reading:", toy.merge("abc"))
 assert rank_reading(["a", "b", "c", "ab", "bc"], "abc") == ["ab", "c"]
 
 # %% [markdown]
+# ### The whole algorithm, on the page
+#
+# Score BPE in a dozen lines, the textbook loop, run on Llama-2's real pieces and scores over
+# the first 150 lines of botchan (each normalised line merged as one stream) and checked
+# against labkit's model:
+
+# %%
+def score_bpe(text: str, piece_score: dict) -> list[str]:
+    """Merge the neighbours whose merged piece scores highest (leftmost on a tie) until none is a piece."""
+    parts = list(text)
+    while len(parts) > 1:
+        best = None
+        for i in range(len(parts) - 1):
+            score = piece_score.get(parts[i] + parts[i + 1])
+            if score is not None and (best is None or score > best[0]):  # strictly: ties keep the leftmost
+                best = (score, i)
+        if best is None:
+            break
+        i = best[1]
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+from labkit.bench.harness import corpus_lines
+
+llama = labkit.load("llama-spm")
+piece_score = {piece: llama.vocab.scores[i] for piece, i in llama.model.mergeable.items()}
+lines = [llama.normalizer.normalize(line) for line in corpus_lines()[:150]]
+assert all(score_bpe(line, piece_score) == llama.model.merge(line) for line in lines)
+print(f"score_bpe = labkit's model on {len(lines)} normalised lines ({sum(map(len, lines)):,} characters)")
+
+# %% [markdown]
+# labkit's fast version makes the same merges and adds: a priority queue over a linked list
+# of symbols (sentencepiece's `bpe_model.cc`), so a merge does not rescan the text (notebook
+# 02 §5 measures naive against heap); for long texts one list of positions per score instead
+# of one heap of every pair (`merge_buckets`); byte fallback and `<unk>` for symbols that are
+# not pieces; and a word cache over `▁`-runs.
+
+# %% [markdown]
 # In real SentencePiece BPE vocabularies the score *is* a rank in disguise: the trainer
 # gives the k-th merged piece the score -k. Llama-2 follows that for all but 16 pieces:
 # the runs of `▁` (spaces), added by hand with the score -10⁹.
 
 # %%
-llama = labkit.load("llama-spm")
 v = llama.vocab
 normal = [i for i, kind in enumerate(v.token_types) if kind == 1]
 as_rank = [i for i in normal if v.scores[i] == -(i - 259)]
@@ -90,6 +128,26 @@ print(llama.model.merge_naive(spaces, trace))
 for step in trace:
     print(step.step, f"at part {step.position}:", step.left, "+", step.right, "->", step.merged, step.score)
 assert [s.position for s in trace] == [0] * 5
+
+# %% [markdown]
+# ### Spot the bug: the merge order of "Hello"
+#
+# A book chapter on llama.cpp's tokenizer (Akunu) draws the merges Llama-2 makes on
+# ` Hello`, and its order is not the one the vocabulary produces. Before running the next
+# cell, write down the order you expect from the scores; then compare. (Hint: a merge is
+# chosen by the *merged piece's* score, not by its position in the word.)
+
+# %%
+trace = []
+pieces = llama.model.merge_naive(llama.normalizer.normalize("Hello"), trace)
+for step in trace:
+    print(f"step {step.step + 1}: {step.left} + {step.right} -> {step.merged}  (score {step.score:g})")
+assert [s.merged for s in trace] == ["el", "▁H", "lo", "ello", "▁Hello"] and pieces == ["▁Hello"]
+
+# %% [markdown]
+# `el` has the best score of the pairs in ` Hello`, so it merges first, then `▁H` and `lo`;
+# `ello` can only form once both its halves exist, and `▁Hello` comes last. The word is
+# never built left to right.
 
 # %% [markdown]
 # `tokenizers` has no score BPE, so its conversion (and labkit's `hf` engine) rebuilds a
@@ -224,8 +282,9 @@ assert merged_ids == sorted(merged_ids)
 # `merge_naive` rescans every pair after each merge: O(n²) look-ups for n characters.
 # `merge` is what sentencepiece's `bpe_model.cc` does: symbols in a linked list, candidate
 # pairs in a priority queue keyed by (score, position), stale entries skipped when they
-# come up. Both make the same merges in the same order (checked on every vector); counting
-# vocabulary look-ups shows the difference in cost:
+# come up; `merge_buckets` keeps one list of positions per score. All three make the same
+# merges in the same order (checked on every vector); notebook 02 §5 measures the cost of
+# the textbook loop against the heap.
 
 # %%
 from labkit.vectors import load_vectors
@@ -234,41 +293,9 @@ vectors = load_vectors("llama-spm")
 for text, _ in vectors:
     norm = llama.normalizer.normalize(text)
     a, b = [], []
-    assert llama.model.merge_naive(norm, a) == llama.model.merge(norm, b)
+    assert llama.model.merge_naive(norm, a) == llama.model.merge(norm, b) == llama.model.merge_buckets(norm)
     assert a == b
 print("same merges, same order, on all", len(vectors), "vectors")
-
-class CountingDict(dict):
-    """A dict that counts get() calls: the vocabulary look-ups of one encode."""
-    calls = 0
-    def get(self, key, default=None):
-        CountingDict.calls += 1
-        return super().get(key, default)
-
-counting = SpmBpeModel.from_vocab(v)
-counting.mergeable = CountingDict(counting.mergeable)
-
-def lookups(method, text):
-    CountingDict.calls = 0
-    getattr(counting, method)(text)
-    return CountingDict.calls
-
-long_text = llama.normalizer.normalize("antidisestablishmentarianism " * 40)
-sizes = [30, 60, 120, 240, 480, 960]
-costs = [(n, lookups("merge_naive", long_text[:n]), lookups("merge", long_text[:n])) for n in sizes]
-for n, naive, heap in costs:
-    print(f"{n:4} chars  naive {naive:8}  priority queue {heap:6}")
-assert costs[-1][1] / costs[-2][1] > 3.5 and costs[-1][2] / costs[-2][2] < 2.5
-
-# %%
-import matplotlib.pyplot as plt
-
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog([c[0] for c in costs], [c[1] for c in costs], "o-", label="textbook loop (rescan)")
-ax.loglog([c[0] for c in costs], [c[2] for c in costs], "s-", label="priority queue + linked list")
-ax.set_xlabel("characters merged as one stream"); ax.set_ylabel("vocabulary look-ups"); ax.legend()
-ax.set_title("Score BPE cost as the text grows (Llama-2)")
-plt.show()
 
 # %% [markdown]
 # SentencePiece merges across the whole text, but no Llama-2 piece has a `▁` after another
@@ -288,8 +315,6 @@ assert chunk_rule(v.tokens, v.token_types) == "prefix"
 # model against sentencepiece on every corpus line.
 
 # %%
-from labkit.bench.harness import corpus_lines
-
 ok = sum(llama.encode(t, parse_special=False).ids == ids == ref_hf.encode(t, parse_special=False).ids
          == ref_sp.encode(t, parse_special=False).ids for t, ids in vectors)
 dec = sum(llama.decode(ids) == ref_hf.decode(ids) for _, ids in vectors)
@@ -301,7 +326,70 @@ print(f"botchan-bpe: labkit = sentencepiece on {same}/{len(lines)} corpus lines"
 assert ok == dec == len(vectors) and same == len(lines)
 
 # %% [markdown]
-# ## 7. When the references disagree
+# ## 7. Speed
+#
+# A quick look on a quarter of a MB of botchan (single thread, same run). Ratios are against
+# `SentencePieceProcessor.encode` (ids only). Warm means the word cache is filled.
+# `python -m labkit.bench spm` measures properly: CPU time, interleaved rounds, three texts,
+# each ratio against labkit's wrapper and against sentencepiece called directly.
+
+# %% tags=["nbval-ignore-output"]
+from labkit.bench.spm import measure
+from labkit.bench.harness import corpus, table as text_table
+
+rows = measure("llama-spm", corpus(0.25), repeat=1)
+print(text_table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
+
+# %% [markdown]
+# ## Try it
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint. Worked answers: `notebooks/solutions/03_bpe_sentencepiece.ipynb`.
+#
+# 1. Scores `{"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}`: the pieces `"abab"` ends as.
+#    Hint 1: `ab` and `ba` tie at -3, so the leftmost pair goes first. Hint 2: after that
+#    merge, is `aba` (-4) still reachable?
+
+# %%
+from labkit.exercises.spm import check_llama_tokens, check_byte_pieces
+
+answer_1 = ...
+check_score_bpe({"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}, "abab", answer_1)
+
+# %% [markdown]
+# 2. Llama-2's tokens for `"  hi"` (two spaces first). Hint 1: the dummy prefix adds a third
+#    `▁` in front. Hint 2: which is the better-scored piece, `▁▁` or `▁h`?
+
+# %%
+answer_2 = ...
+check_llama_tokens("  hi", answer_2)
+
+# %% [markdown]
+# 3. The byte pieces that spell `"€"`. Hint 1: U+20AC takes three UTF-8 bytes. Hint 2:
+#    sentencepiece writes byte pieces with upper-case hex digits.
+
+# %%
+answer_3 = ...
+check_byte_pieces("€", answer_3)
+
+# %% [markdown]
+# ## Summary
+# * SentencePiece BPE merges the pair whose **merged piece scores highest**, leftmost on a
+#   tie; in trained vocabularies the score is minus the merge rank, except hand-made pieces
+#   (Llama-2's space runs, all -10⁹, merged left to right).
+# * Spaces are `▁`, and one dummy `▁` goes in front of the text and after every special
+#   token; decoding removes that one space again.
+# * Characters the vocabulary cannot spell become `<0xNN>` byte pieces (byte fallback) or,
+#   without it, a fused `<unk>`; a cut-off byte run decodes to U+FFFD, one per byte in
+#   `tokenizers`, one per malformed byte in `sentencepiece`.
+# * The textbook loop (`score_bpe` above) gives labkit's result; sentencepiece's priority
+#   queue makes the same merges in O(n log n), and a word cache over `▁`-runs makes repeated
+#   words free.
+# * The two references disagree on some rare Unicode. `tokenizers` applies the charsmap
+#   per grapheme cluster and strips only one leading space when decoding; no pipeline
+#   can change either. labkit follows sentencepiece, which defines a `.model` file.
+
+# %% [markdown]
+# ## Appendix: when the references disagree
 #
 # Section 6 used two references, and on ordinary text they agree. On unusual Unicode they
 # do not always: for the botchan BPE model the `tokenizers` engine and the `sentencepiece`
@@ -466,61 +554,3 @@ for name in ("botchan-bpe", "botchan-unigram"):
 # | 1 | a cluster of 6+ bytes | one character at a time | longest key | library (`Precompiled`) | sentencepiece |
 # | 2 | decoding `▁ ▁ ▁a` with remove_extra_whitespaces | `"  a"` | `"a"` | library (decoders keep no state) | sentencepiece |
 # | 3 | a trailing literal `▁` (nfkc charsmap) | kept, before the fix | stripped | labkit's pipeline: fixed | both, now |
-
-# %% [markdown]
-# ## 8. Speed
-#
-# `python -m labkit.bench spm` times about 1 MB of botchan in one run (single thread); here
-# a quarter of it. Ratios are against `SentencePieceProcessor.encode` (ids only); labkit's
-# `encode` also builds tokens and offsets. Warm means the word cache is filled.
-
-# %% tags=["nbval-ignore-output"]
-from labkit.bench.spm import measure
-from labkit.bench.harness import corpus, table as text_table
-
-rows = measure("llama-spm", corpus(0.25), repeat=1)
-print(text_table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
-
-# %% [markdown]
-# ## Try it
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
-
-# %%
-from labkit.exercises.spm import check_llama_tokens, check_byte_pieces
-
-# 1. Scores {"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}: what pieces does "abab" end as?
-answer_1 = None
-# 2. Llama-2's tokens for "  hi" (two spaces first)?
-answer_2 = None
-# 3. The byte pieces that spell "€"?
-answer_3 = None
-if answer_1 is not None:
-    check_score_bpe({"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}, "abab", answer_1)
-if answer_2 is not None:
-    check_llama_tokens("  hi", answer_2)
-if answer_3 is not None:
-    check_byte_pieces("€", answer_3)
-
-# %% [markdown]
-# The checkers on worked answers:
-
-# %%
-assert check_score_bpe({"a": -1, "b": -2, "ab": -3, "ba": -3, "aba": -4}, "abab", ["ab", "ab"])
-assert check_llama_tokens("  hi", ["▁▁", "▁hi"])
-assert not check_byte_pieces("€", ["<0xe2>", "<0x82>", "<0xac>"])
-
-# %% [markdown]
-# ## Summary
-# * SentencePiece BPE merges the pair whose **merged piece scores highest**, leftmost on a
-#   tie; in trained vocabularies the score is minus the merge rank, except hand-made pieces
-#   (Llama-2's space runs, all -10⁹, merged left to right).
-# * Spaces are `▁`, and one dummy `▁` goes in front of the text and after every special
-#   token; decoding removes that one space again.
-# * Characters the vocabulary cannot spell become `<0xNN>` byte pieces (byte fallback) or,
-#   without it, a fused `<unk>`; a cut-off byte run decodes to U+FFFD, one per byte in
-#   `tokenizers`, one per malformed byte in `sentencepiece`.
-# * The textbook loop is O(n²); sentencepiece's priority queue makes the same merges in
-#   O(n log n), and a word cache over `▁`-runs makes repeated words free.
-# * The two references disagree on some rare Unicode. `tokenizers` applies the charsmap
-#   per grapheme cluster and strips only one leading space when decoding; no pipeline
-#   can change either. labkit follows sentencepiece, which defines a `.model` file.

@@ -128,6 +128,41 @@ assert bert.encode("unaffable").tokens == ["una", "##ffa", "##ble"] and prefixes
 assert "##affable" not in model.vocab and "##aff" not in model.vocab
 
 # %% [markdown]
+# ### The whole algorithm, on the page
+#
+# Greedy longest match in a dozen lines, run on BERT's real vocabulary for every word the
+# basic tokenizer makes from the first 400 lines of botchan, and checked against labkit's model:
+
+# %%
+def greedy_longest_match(word: str, vocab, unk: str = "[UNK]", prefix: str = "##", max_chars: int = 100) -> list[str]:
+    """Take the longest vocabulary piece at each position (``##`` after the first); any dead end: [UNK]."""
+    if len(word) > max_chars:
+        return [unk]
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):  # longest candidate first
+            piece = word[start:end] if start == 0 else prefix + word[start:end]
+            if piece in vocab:
+                break
+        else:
+            return [unk]  # no piece starts here: the whole word is unknown
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+from labkit.bench.harness import corpus_lines
+
+words = [w for line in corpus_lines()[:400] for w in bert.basic.tokenize(line)]
+assert all(greedy_longest_match(w, model.vocab) == model.tokenize(w) for w in words)
+print(f"greedy_longest_match = labkit's model on all {len(words):,} words ({len(set(words)):,} distinct)")
+
+# %% [markdown]
+# labkit's version gives the same pieces and adds: it never tries a candidate longer than
+# the vocabulary's longest piece, it records every attempt for the drawings above, it keeps
+# character offsets, and the engine caches each word's pieces.
+
+# %% [markdown]
 # ## 3. `[UNK]` and the limits of WordPiece
 #
 # If at some position *no* piece matches, the **whole word** becomes `[UNK]`, not just the
@@ -152,6 +187,9 @@ assert by["emoji"]["[UNK]"] == 2 and by["Khmer"]["pieces"] == "[UNK]" and by["lo
 assert by["Cyrillic"]["[UNK]"] == 0 and by["Cyrillic"]["tokens"] == 15   # one piece per letter
 assert by["Hindi"]["decode"] == "नमसत दनिया"                               # vowel signs and virama stripped
 assert by["Korean"]["tokens"] == 12                                        # NFD splits syllables into jamo
+korean_growth = by["Korean"]["tokens"] / len("안녕하세요")
+print(f"Korean: {len('안녕하세요')} syllables -> {by['Korean']['tokens']} pieces ({korean_growth:.1f}x)")
+assert korean_growth == 2.4
 token_spans(bert, "I ❤ NY, 안녕")
 
 # %% [markdown]
@@ -160,7 +198,8 @@ token_spans(bert, "I ❤ NY, 안녕")
 # * **Emoji and unseen scripts** (Khmer here) are `[UNK]`: the information is gone.
 # * **Accent stripping is not harmless outside Latin script**: Devanagari vowel signs and
 #   the virama are nonspacing marks, so `नमस्ते` comes back as `नमसत`; and NFD decomposes
-#   every Hangul syllable into its jamo (`안` -> `ᄋ ##ᅡ ##ᆫ`), tripling the length.
+#   every Hangul syllable into its two or three jamo (`안` -> `ᄋ ##ᅡ ##ᆫ`): `안녕하세요`
+#   grows from 5 syllables to 12 pieces, 2.4x.
 # * **Scripts with letters but few words** in the vocabulary (Cyrillic, Greek) fall apart
 #   into one piece per letter.
 
@@ -206,9 +245,10 @@ for name in ("bert-bge", "minilm"):
 # %% [markdown]
 # ## 6. Speed
 #
-# `python -m labkit.bench wordpiece` times about 1 MB of botchan in one run (single thread);
-# here a quarter of it. Ratios are against `tokenizers.Tokenizer.encode`; labkit's `encode`
-# builds ids, tokens and offsets too. Warm means the word cache is filled.
+# A quick look on a quarter of a MB of botchan (single thread, same run). Ratios are against
+# `tokenizers.Tokenizer.encode`. Warm means the word cache is filled. `python -m labkit.bench
+# wordpiece` measures properly: CPU time, interleaved rounds, three texts, each ratio against
+# labkit's wrapper and against `tokenizers` called directly.
 
 # %% tags=["nbval-ignore-output"]
 from labkit.bench.wordpiece import measure
@@ -219,34 +259,35 @@ print(text_table(rows, ["vocab", "engine", "MB/s", "x tokenizers", "exact"]))
 
 # %% [markdown]
 # ## Try it
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint. Worked answers: `notebooks/solutions/04_wordpiece.ipynb`.
+#
+# 1. The words of `"Ça coûte 5$ (environ)!"` after the basic tokenizer (uncased). Hint 1:
+#    accents go and case goes. Hint 2: `$`, `(`, `)` and `!` are each a word of their own.
 
 # %%
 from labkit.exercises.wordpiece import check_basic_words, check_wordpiece, check_bert_tokens
 
-# 1. The words of "Ça coûte 5$ (environ)!" after the basic tokenizer?
-answer_1 = None
-# 2. Vocabulary ["[UNK]", "play", "##ing", "##in", "p", "##lay"]: the pieces of "playing"? Of "plays"?
-answer_2a, answer_2b = None, None
-# 3. BERT's tokens for "Tokenization!"?
-answer_3 = None
-if answer_1 is not None:
-    check_basic_words("Ça coûte 5$ (environ)!", answer_1)
-if answer_2a is not None:
-    check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "playing", answer_2a)
-if answer_2b is not None:
-    check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "plays", answer_2b)
-if answer_3 is not None:
-    check_bert_tokens("Tokenization!", answer_3)
+answer_1 = ...
+check_basic_words("Ça coûte 5$ (environ)!", answer_1)
 
 # %% [markdown]
-# The checkers on worked answers:
+# 2. Vocabulary `["[UNK]", "play", "##ing", "##in", "p", "##lay"]`: the pieces of `"playing"`,
+#    then of `"plays"`. Hint 1: longest first, so `play` before `p`. Hint 2: a dead end
+#    anywhere makes the whole word `[UNK]`.
 
 # %%
-assert check_basic_words("Ça coûte 5$ (environ)!", ["ca", "coute", "5", "$", "(", "environ", ")", "!"])
-assert check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "playing", ["play", "##ing"])
-assert check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "plays", ["[UNK]"])
-assert not check_bert_tokens("Tokenization!", ["Token", "##ization", "!"])
+answer_2a = ...
+check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "playing", answer_2a)
+answer_2b = ...
+check_wordpiece(["[UNK]", "play", "##ing", "##in", "p", "##lay"], "plays", answer_2b)
+
+# %% [markdown]
+# 3. BERT's (uncased) tokens for `"Tokenization!"`. Hint: the basic tokenizer lowercases first.
+
+# %%
+answer_3 = ...
+check_bert_tokens("Tokenization!", answer_3)
 
 # %% [markdown]
 # ## Summary
