@@ -251,7 +251,7 @@ direct = pd.DataFrame(direct_rows)
 direct = direct[direct.engine.isin(["labkit cold encode", "labkit warm encode", "labkit decode"])]
 direct.pivot_table(index=["vocab", "engine"], columns="text", values="vs direct").round(2)
 
-# %%
+# %% tags=["nbval-ignore-output"]
 def vs_direct(name, text, engine="labkit cold encode"):
     return float(direct[(direct.vocab == name) & (direct.text == text) & (direct.engine == engine)]["vs direct"].iloc[0])
 
