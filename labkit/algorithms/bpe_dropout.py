@@ -68,17 +68,13 @@ class BPEDropout:
         return cls(labkit.load(source, engine="labkit"))
 
     def symbols(self, word: str) -> list[int]:
-        """The ids BPE starts from: one per byte of the word.
+        """The ids BPE starts from: one per byte of the word (a byte with no token is
+        dropped, as tokenizers does with no unknown token).
 
         Example: ``dropout.symbols(" a")`` -> ``[220, 64]`` for GPT-2
         """
-        out = []
-        for value in word.encode("utf-8"):
-            token = self.bytes_id.get(bytes([value]))
-            if token is None:
-                raise LabkitError(f"BPEDropout: byte 0x{value:02X} in {word!r} has no token in this vocabulary")
-            out.append(token)
-        return out
+        table = self.bytes_id
+        return [table[b] for b in (bytes([value]) for value in word.encode("utf-8")) if b in table]
 
     def word_ids(self, word: str, p: float, rng: random.Random) -> list[int]:
         """One pre-token's ids with merges dropped at rate ``p`` (``p = 0``: plain BPE).
