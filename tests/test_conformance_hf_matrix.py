@@ -61,9 +61,10 @@ def test_labkit_serves_what_it_implements(matrix):
                  "hf/wordlevel-split-regex-mergedwithnext-invert", "hf/bpe-continuing-prefix"):
         assert name in exact
     refused = {c.case: c.message for c in matrix.cells if c.engine == "labkit" and c.status == "refused"}
-    assert set(refused) == {"hf/unigram-precompiled", "hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
+    assert set(refused) == {"hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
                             "hf/wordlevel-unicode-scripts", "hf/wordlevel-fixed-length"}
-    assert "normalizer Precompiled" in refused["hf/unigram-precompiled"]
+    assert "normalizer Nmt" in refused["hf/wordlevel-nmt"]
+    assert {"hf/unigram-precompiled", "hf/bpe-llama-precompiled", "hf/wordpiece-precompiled-lowercase"} <= exact
 
 
 def test_default_engine_says_which_engine_and_why(matrix):

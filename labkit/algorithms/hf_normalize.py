@@ -68,9 +68,10 @@ def transform(piece: Piece, changes: list[tuple[str, int]], initial_offset: int 
     align: list[Span] = []
     for char, change in changes:
         if change > 0:
-            span = old[offset - 1] if offset >= 1 else (piece.origin, piece.origin)
+            span = old[min(offset, len(old)) - 1] if offset >= 1 and old else (piece.origin, piece.origin)
         else:
-            span = old[offset]
+            # past the end only when changes removed more than they declared: the last span
+            span = old[offset] if offset < len(old) else (old[-1] if old else (piece.origin, piece.origin))
             offset += 1 - change  # the replaced char and the removed ones
         text.append(char)
         align.append(span)
@@ -280,8 +281,73 @@ def prepend(piece: Piece, prefix: str) -> Piece:
     return Piece(prefix + piece.text, [first] * len(prefix) + piece.align, piece.origin)
 
 
+_GRAPHEME = regex.compile(r"\X")
+_CHARSMAPS: dict[str, object] = {}  # base64 blob -> parsed CharsMap (a file's normaliser is parsed once)
+
+
+def _charsmap(blob_b64: str):
+    import base64
+
+    from labkit.algorithms.charsmap import CharsMap
+
+    cached = _CHARSMAPS.get(blob_b64)
+    if cached is None:
+        try:
+            blob = base64.b64decode(blob_b64, validate=True)
+        except ValueError:  # binascii.Error is a ValueError
+            raise LabkitError("normalizer Precompiled: precompiled_charsmap is not valid base64") from None
+        if len(_CHARSMAPS) >= 16:
+            _CHARSMAPS.clear()
+        cached = _CHARSMAPS[blob_b64] = CharsMap(blob)
+    return cached
+
+
+def _push_replacement(changes: list[tuple[str, int]], old: str, new: str) -> None:
+    """``old`` -> ``new`` as changes: extra chars are insertions; fewer chars fold the
+    removals into the last change written (possibly an earlier char's, as tokenizers does)."""
+    diff = len(new) - len(old)
+    changes.extend((c, 0) for c in new)
+    if diff > 0:
+        for k in range(len(changes) - diff, len(changes)):
+            changes[k] = (changes[k][0], 1)
+    elif diff < 0 and changes:
+        char, change = changes[-1]
+        changes[-1] = (char, change + diff)
+
+
+def precompiled(piece: Piece, blob_b64: str) -> Piece:
+    """The Precompiled normaliser as tokenizers applies a SentencePiece charsmap: per grapheme
+    cluster under 6 bytes the rule of its shortest matching prefix, else char by char.
+
+    Example: ``precompiled(Piece.of("ｶﾞ"), blob).text`` -> ``'ガ'`` (nmt_nfkc)
+    """
+    cmap = _charsmap(blob_b64)
+
+    def rule(chunk: str) -> str | None:
+        matches = cmap.prefix_matches(chunk.encode("utf-8"))
+        return cmap.replacement(matches[0][1]) if matches else None
+
+    changes: list[tuple[str, int]] = []
+    modified = False
+    for grapheme in _GRAPHEME.findall(piece.text):
+        if len(grapheme.encode("utf-8")) < 6:
+            norm = rule(grapheme)
+            if norm is not None:
+                modified = True
+                _push_replacement(changes, grapheme, norm)
+                continue
+        for char in grapheme:
+            norm = rule(char)
+            if norm is None:
+                changes.append((char, 0))
+            else:
+                modified = True
+                _push_replacement(changes, char, norm)
+    return transform(piece, changes) if modified else piece
+
+
 IMPLEMENTED = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace", "Prepend",
-               "BertNormalizer", "Sequence"}
+               "BertNormalizer", "Precompiled", "Sequence"}
 
 
 def normalize(piece: Piece, parts: list[dict]) -> Piece:
@@ -308,6 +374,9 @@ def normalize(piece: Piece, parts: list[dict]) -> Piece:
             piece = prepend(piece, node.get("prepend", ""))
         elif kind == "BertNormalizer":
             piece = bert(piece, node)
+        elif kind == "Precompiled":
+            if node.get("precompiled_charsmap"):
+                piece = precompiled(piece, node["precompiled_charsmap"])
         else:
             raise LabkitError(f"normalizer {kind} is not implemented by labkit")
     return piece

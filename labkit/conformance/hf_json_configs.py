@@ -484,14 +484,24 @@ def _precompiled_charsmap() -> str:
     return base64.b64encode(vocab.normalizer["charsmap"]).decode("ascii")
 
 
+def _precompiled_cases() -> list[ConfigCase]:
+    """The Precompiled normaliser (a SentencePiece charsmap, as converted T5/ALBERT/Llama files hold)."""
+    meta = metaspace()
+    charsmap = node("Precompiled", precompiled_charsmap=_precompiled_charsmap())
+    return [
+        _case("unigram-precompiled", "unigram", normalizer=seq("normalizer", charsmap, replace(" {2,}", " ", regex=True)),
+              pre_tokenizer=meta, decoder=meta, added_tokens=IM_END),
+        _case("bpe-llama-precompiled", "meta", model={"byte_fallback": True, "fuse_unk": True},
+              normalizer=seq("normalizer", charsmap, node("Prepend", prepend=SPACE), replace(" ", SPACE)),
+              decoder=_llama_decoder(), added_tokens=EVERY_FLAG),
+        _case("wordpiece-precompiled-lowercase", "wordpiece", normalizer=seq("normalizer", charsmap, node("Lowercase")),
+              pre_tokenizer=node("BertPreTokenizer"), decoder=node("WordPiece", prefix="##", cleanup=True)),
+    ]
+
+
 def _unimplemented_cases() -> list[ConfigCase]:
     """Components labkit does not implement: every engine but hf must refuse them."""
-    meta = metaspace()
     return [
-        _case("unigram-precompiled", "unigram",
-              normalizer=seq("normalizer", node("Precompiled", precompiled_charsmap=_precompiled_charsmap()),
-                             replace(" {2,}", " ", regex=True)),
-              pre_tokenizer=meta, decoder=meta, added_tokens=IM_END),
         _case("wordlevel-nmt", "wordlevel", normalizer=node("Nmt"), pre_tokenizer=node("WhitespaceSplit")),
         _case("bpe-metaspace-unicode-scripts", "meta", model={"byte_fallback": True},
               pre_tokenizer=seq("pre_tokenizer", metaspace("first", True), node("UnicodeScripts")),
@@ -509,4 +519,4 @@ def hf_cases() -> list[ConfigCase]:
     Example: ``len(hf_cases())`` -> ``70``
     """
     return [*_byte_level_cases(), *_metaspace_bpe_cases(), *_plain_bpe_cases(), *_wordlevel_cases(),
-            *_wordpiece_cases(), *_unigram_cases(), *_unimplemented_cases()]
+            *_wordpiece_cases(), *_unigram_cases(), *_precompiled_cases(), *_unimplemented_cases()]

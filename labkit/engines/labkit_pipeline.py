@@ -21,7 +21,7 @@ import regex
 
 from labkit.algorithms.hf_decode import decode_chain, trim_offsets
 from labkit.algorithms.hf_models import CharBPEModel, HFUnigramModel, WordLevelModel, WordPieceModel
-from labkit.algorithms.hf_normalize import Piece, normalize
+from labkit.algorithms.hf_normalize import Piece, _charsmap, normalize
 from labkit.algorithms.hf_pretokenize import _WORD, pre_tokenize
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.formats.hf_components import flatten
@@ -136,6 +136,9 @@ class PipelineTokenizer(Tokenizer):
         super().__init__(vocab, backend=None)
         doc = json.loads(vocab.metadata["tokenizer_json"])
         self.normalizer = flatten(doc.get("normalizer"), "normalizer")
+        for node in self.normalizer:  # a corrupt charsmap is refused at load, not at the first encode
+            if node.get("type") == "Precompiled" and node.get("precompiled_charsmap"):
+                _charsmap(node["precompiled_charsmap"])
         self.pre_tokenizer = flatten(doc.get("pre_tokenizer"), "pre_tokenizer")
         self.decoder = flatten(doc.get("decoder"), "decoder") if doc.get("decoder") is not None else None
         self.post = flatten(doc.get("post_processor"), "post_processor")

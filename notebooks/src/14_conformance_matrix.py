@@ -126,7 +126,7 @@ matrix.style.set_uuid("conformance").map(colour)  # a fixed uuid: the stored HTM
 refusals = [(c.case, c.message.split("does not implement ")[-1].split("); engines")[0])
             for c in result.cells if c.engine == "labkit" and c.status == "refused"]
 print(pd.DataFrame(refusals, columns=["configuration", "refused component"]).to_string(index=False))
-assert {name for name, _ in refusals} == {"hf/unigram-precompiled", "hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
+assert {name for name, _ in refusals} == {"hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
                                           "hf/wordlevel-unicode-scripts", "hf/wordlevel-fixed-length"}
 
 # %%
@@ -136,10 +136,10 @@ print(f"engine=None picks labkit for {labkit_cells['exact']} configurations and 
 assert labkit.load(llama.build(workdir / "llama-demo")).engine == "labkit"
 tiktoken_exact = sorted(c.case for c in result.cells if c.engine == "tiktoken" and c.status == "exact")
 print("tiktoken serves exactly:", tiktoken_exact)
-precompiled = next(c for c in cases if c.name == "hf/unigram-precompiled")
-tok = labkit.load(precompiled.build(workdir / "precompiled-demo"))
+scripts = next(c for c in cases if c.name == "hf/bpe-metaspace-unicode-scripts")
+tok = labkit.load(scripts.build(workdir / "scripts-demo"))
 print(repr(tok).replace(str(workdir), "…"))
-assert tok.engine == "hf" and "normalizer Precompiled" in tok.engine_note
+assert tok.engine == "hf" and "pre_tokenizer UnicodeScripts" in tok.engine_note
 
 # %% [markdown]
 # ## 4. Build your own
@@ -184,8 +184,8 @@ if answer_2a is not None:
 # ## Summary
 # - A tokenizer.json is a pipeline; labkit now runs each component it implements exactly,
 #   and the matrix above is measured, not assumed: zero silent differences.
-# - What labkit does not implement (the Precompiled charsmap as `tokenizers` applies it, Nmt,
-#   UnicodeScripts, FixedLength, BPE dropout) is refused at load with the component named,
+# - What labkit does not implement (Nmt, UnicodeScripts, FixedLength, BPE dropout) is
+#   refused at load with the component named,
 #   and `engine=None` serves it with `tokenizers`, saying why in `repr(tok)`.
 # - SentencePiece `.model` configurations run through the same runner in
 #   `tests/test_conformance_spm_matrix.py`.
