@@ -167,27 +167,37 @@ def _neighbours(ids: list, pos: int) -> tuple[int, int]:
     return prev, nxt
 
 
+def _merge_at(ids: list, top: tuple[int, int, int], merges) -> list[tuple[int, int, int]] | None:
+    """Apply queue entry ``top`` if it is still valid (None if stale): the right symbol
+    is removed, and the entries for the pairs the new symbol forms are returned."""
+    _, pos, new_id = top
+    if ids[pos] is None:
+        return None
+    _, nxt = _neighbours(ids, pos)
+    if nxt >= len(ids):
+        return None
+    found = merges.get((ids[pos], ids[nxt]))
+    if found is None or found[1] != new_id:
+        return None
+    ids[pos] = new_id
+    ids[nxt] = None
+    prev, after = _neighbours(ids, pos)
+    entries = []
+    if prev >= 0:
+        pair = merges.get((ids[prev], new_id))
+        if pair is not None:
+            entries.append((pair[0], prev, pair[1]))
+    if after < len(ids):
+        pair = merges.get((new_id, ids[after]))
+        if pair is not None:
+            entries.append((pair[0], pos, pair[1]))
+    return entries
+
+
 def _apply(ids: list, queue: tuple, top: tuple[int, int, int], merges):
     """The state after a kept draw: skipped entries are back in ``queue``; ``top`` merges
     if it is still valid, and the pairs it forms with its neighbours join the queue."""
-    _, pos, new_id = top
-    queue = list(queue)
-    if ids[pos] is not None:
-        _, nxt = _neighbours(ids, pos)
-        if nxt < len(ids):
-            found = merges.get((ids[pos], ids[nxt]))
-            if found is not None and found[1] == new_id:
-                ids[pos] = new_id
-                ids[nxt] = None
-                prev, after = _neighbours(ids, pos)
-                if prev >= 0:
-                    pair = merges.get((ids[prev], new_id))
-                    if pair is not None:
-                        queue.append((pair[0], prev, pair[1]))
-                if after < len(ids):
-                    pair = merges.get((new_id, ids[after]))
-                    if pair is not None:
-                        queue.append((pair[0], pos, pair[1]))
+    queue = list(queue) + (_merge_at(ids, top, merges) or [])
     return tuple(ids), tuple(sorted(queue)), ()
 
 
@@ -205,26 +215,8 @@ def _merge_all(symbols: list[int], merges, drop) -> list[int]:
         for entry in skipped:
             heapq.heappush(queue, entry)
         skipped.clear()
-        _, pos, new_id = top
-        if ids[pos] is None:
-            continue
-        _, nxt = _neighbours(ids, pos)
-        if nxt >= len(ids):
-            continue
-        found = merges.get((ids[pos], ids[nxt]))
-        if found is None or found[1] != new_id:
-            continue
-        ids[pos] = new_id
-        ids[nxt] = None
-        prev, after = _neighbours(ids, pos)
-        if prev >= 0:
-            pair = merges.get((ids[prev], new_id))
-            if pair is not None:
-                heapq.heappush(queue, (pair[0], prev, pair[1]))
-        if after < len(ids):
-            pair = merges.get((new_id, ids[after]))
-            if pair is not None:
-                heapq.heappush(queue, (pair[0], pos, pair[1]))
+        for entry in _merge_at(ids, top, merges) or ():
+            heapq.heappush(queue, entry)
     return [i for i in ids if i is not None]
 
 

@@ -54,6 +54,7 @@ from typing import Callable, Iterable, Sequence
 
 import regex
 
+from labkit.algorithms.unigram import to_float32 as f32  # sentencepiece stores scores as floats
 from labkit.core import LabkitError
 
 SPACE = "\u2581"
@@ -61,19 +62,6 @@ UNK_CHAR = "\u2047"  # sentencepiece's stand-in for a character outside the requ
 UNK_PENALTY = 10.0
 META_PIECES = ("<unk>", "<s>", "</s>")
 EXPECTED_FREQUENCY_THRESHOLD = 0.5
-_F32 = array("f", [0.0])
-
-
-def f32(value: float) -> float:
-    """Round a double to the nearest 32-bit float (sentencepiece stores scores as floats).
-
-    Example:
-        >>> from labkit.algorithms.unigram_train import f32
-        >>> f32(0.1)
-        0.10000000149011612
-    """
-    _F32[0] = value
-    return _F32[0]
 
 
 def digamma(x: float) -> float:
@@ -559,6 +547,7 @@ class UnigramTrainer:
             best = [-math.inf] * (n + 1)  # a double Viterbi alongside, for the token count only
             best[0] = 0.0
             length = [0] * (n + 1)
+            # sentencepiece's LogSumExp in floats, inlined in both passes (the hot loop)
             for i, j, seed in edges:  # by end, then start: sentencepiece's end_nodes order
                 score = score_of[seed]
                 offer = best[i] + score
