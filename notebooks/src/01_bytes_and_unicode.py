@@ -100,6 +100,22 @@ for row in range(16):
     print(f"{row:X}_  " + "  ".join(table[row * 16 + col] for col in range(16)))
 
 # %% [markdown]
+# ### Spot the bug: two cells of a published byte map
+#
+# A book chapter on llama.cpp's tokenizer (Akunu) prints this byte map with two cells wrong:
+# the ones for 0xA0 and 0xAD. Before running the next cell, say what GPT-2's map gives those
+# two bytes. (Hint: both sit inside the Latin-1 range 0xA1-0xFF that is otherwise kept as it
+# is, and both are invisible in a text file.)
+
+# %%
+import unicodedata
+
+for b in (0xA0, 0xAD):
+    print(f"0x{b:02X} {unicodedata.name(chr(b))!s:18} -> {table[b]} U+{ord(table[b]):04X}  (moved #{moved.index(b) + 1} of 68)")
+assert not is_printable_byte(0xA0) and not is_printable_byte(0xAD)
+assert (table[0xA0], table[0xAD]) == ("\u0142", "\u0143")  # the last two moved bytes: U+0100 + 66, + 67
+
+# %% [markdown]
 # ## 3. Reading byte-level tokens
 #
 # To spell a text the byte-level way, encode it as UTF-8 and map each byte. ASCII letters stay
