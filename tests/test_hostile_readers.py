@@ -21,6 +21,8 @@ CHILD = textwrap.dedent("""
     import json, resource, sys, time
     resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
     import labkit
+    # the readers' own imports (gguf pulls in numpy) are start-up, not the probe
+    import labkit.formats.detect, labkit.formats.gguf, labkit.formats.spm_model, labkit.formats.hf_json
     path = sys.argv[1]
     started = time.perf_counter()
     try:
@@ -126,6 +128,12 @@ def test_gguf_merges_naming_missing_tokens_are_refused(tmp_path):
     path = tmp_path / "bad-merges.gguf"
     write_gguf(path, byte_level_pairs(merges=("Ġ t", "Ġt zz")))
     assert_refused(load_capped(path), "merge #1", "'zz'", "not a token")
+
+
+def test_gguf_duplicate_tokens_are_refused_like_llama_cpp(tmp_path):
+    path = tmp_path / "dup.gguf"
+    write_gguf(path, byte_level_pairs(merges=(), extra_tokens=("Ġt", "Ġt")))
+    assert_refused(load_capped(path), "duplicate token", "256 and 257")
 
 
 # ----------------------------------------------------------------------------- .model

@@ -328,6 +328,13 @@ def _token_arrays(kv: dict, source: str) -> tuple[list[str], list[int], list | N
     if not all(isinstance(t, str) for t in tokens[:1]):
         raise FormatError(f"{source}: {TK.LIST!r} must be an array of strings")
     n = len(tokens)
+    if len(set(tokens)) != n:
+        # llama.cpp refuses such a file ("duplicate token in vocabulary", llama-vocab.cpp load)
+        first: dict[str, int] = {}
+        for index, token in enumerate(tokens):
+            if token in first:
+                raise FormatError(f"{source}: duplicate token {token!r} has ids {first[token]} and {index}")
+            first[token] = index
     types = _get(kv, TK.TOKEN_TYPE, list, source)
     if types is None:
         types = [TOKEN_NORMAL] * n
