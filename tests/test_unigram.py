@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 import labkit
 from labkit.algorithms.charsmap import SpmNormalizer
 from labkit.algorithms.unigram import DictTrie, PieceTrie, UnigramModel, split_words
+from labkit.algorithms.unigram_words import WordCache
 from labkit.core import LabkitError
 from labkit.engines.labkit_unigram import build
 from labkit.formats.spm_model import read_spm_model
@@ -171,8 +172,8 @@ def test_word_cache_is_exact_on_long_texts(shipped):
         text = " ".join(rng.sample(LINES, 30)) + " ....... ......." * rng.randrange(3)
         normalized = tok.normalizer.normalize(text)
         plain = model.encode(normalized)
-        assert model.encode_words(normalized, {}) == plain
-        assert model.encode_ids(normalized, {}) == [i for i, _, _ in plain]
+        assert WordCache(model).encode(normalized) == plain
+        assert WordCache(model).ids(split_words(normalized)) == [i for i, _, _ in plain]
         assert [i for i, _, _ in plain] == sp.encode(text)
 
 

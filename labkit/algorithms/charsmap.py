@@ -31,10 +31,11 @@ from array import array
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from labkit.algorithms.bounded import BoundedDict
 from labkit.core import TOKEN_USER_DEFINED, LabkitError
 
-_MAX_KEY_BYTES = 1024  # no real normalisation rule is anywhere near this long
+_MAX_KEY_BYTES = 256  # no real normalisation rule is anywhere near this long
+ENTRIES_PER_UNIT = 16  # CharsMap.entries lists at most this many keys per unit (nmt_nfkc: about 5)
+SHAPE_STEPS_PER_UNIT = 16  # CharsMap.second_chars gives up past this many steps per unit
 SPACE_SYMBOL = "\u2581"  # '▁' LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
 REPLACEMENT_CHAR = "\ufffd"
 
@@ -199,6 +200,54 @@ class CharsMap:
                 results.append((i + 1 - start, units[node] & 0x7FFFFFFF))
         return results
 
+    def key_ends_within(self, data: bytes) -> bool:
+        """True when some key is a prefix of ``data`` (a rule can start where ``data`` does
+        whatever follows it).
+
+        Example: ``cmap.key_ends_within("Ａ".encode())`` -> ``True``; ``cmap.key_ends_within(b"a")`` -> ``False``
+        """
+        units = self.units
+        n = len(units)
+        node = unit_offset(units[0])
+        for byte in data:
+            node ^= byte
+            if node >= n:
+                return False
+            unit = units[node]
+            if unit & 0x800000FF != byte:
+                return False
+            node ^= (unit >> 10) << ((unit & 0x200) >> 6)
+            if unit & 0x100:
+                return True  # a key ends here
+        return False
+
+    def longest_match_chars(self, text: str, start: int = 0) -> tuple[int, int] | None:
+        """The longest key that prefixes ``text[start:]``, walked char by char: (chars it
+        covers, value), ``(-1, value)`` when it ends inside a character, or None.
+
+        Example: ``cmap.longest_match_chars("①x")`` -> ``(1, value)``
+        """
+        units = self.units
+        n = len(units)
+        node = unit_offset(units[0])
+        found = None
+        for index in range(start, len(text)):
+            data = text[index].encode("utf-8", errors="surrogatepass")
+            last = len(data) - 1
+            for k, byte in enumerate(data):
+                node ^= byte
+                if node >= n:
+                    return found
+                unit = units[node]
+                if unit & 0x800000FF != byte:
+                    return found
+                node ^= (unit >> 10) << ((unit & 0x200) >> 6)
+                if unit & 0x100:
+                    if node >= n:
+                        raise LabkitError(f"charsmap: value unit {node} is beyond the {n} units (corrupt trie)")
+                    found = (index + 1 - start if k == last else -1, units[node] & 0x7FFFFFFF)
+        return found
+
     def longest_match(self, data: bytes, start: int = 0) -> CharsMapMatch | None:
         """The longest key that prefixes ``data[start:]`` and its replacement, or None.
 
@@ -250,13 +299,17 @@ class CharsMap:
         stack: list[tuple[int, bytes]] = [(0, b"")]
         out = []
         # darts-clone builds from a DAWG, so shared suffixes are legal: a node may be reached
-        # from several parents. A corrupt array can cycle, so the walk is bounded instead.
-        budget = 64 * n + 1024
+        # from several parents and the paths can multiply (or cycle, if corrupt); listing them
+        # is for teaching, so it is bounded by the size of the array (real charsmaps: ~5 keys a unit)
+        budget = ENTRIES_PER_UNIT * n + 1024
         while stack:
             node, key = stack.pop()
             budget -= 1
             if budget < 0 or len(key) > _MAX_KEY_BYTES:
-                raise LabkitError(f"charsmap: the trie does not end (corrupt: a cycle near unit {node}, key {key[:16]!r}...)")
+                raise LabkitError(
+                    f"charsmap: more keys than {ENTRIES_PER_UNIT} per unit or a key over {_MAX_KEY_BYTES} bytes "
+                    f"(near unit {node}, key {key[:16]!r}...): the trie's paths multiply or cycle; not listed"
+                )
             unit = units[node]
             base = node ^ unit_offset(unit)
             if key and unit_has_leaf(unit):
@@ -267,6 +320,54 @@ class CharsMap:
                 stack.append((child, key + bytes([label])))
         out.sort()
         return iter(out)
+
+    def second_chars(self) -> frozenset | None:
+        """Every character that is the second character of some key, found without listing
+        keys: walk one whole character from the root (to the nodes where longer keys go on),
+        then one more character from each such node, visiting each node once per character
+        prefix. None when a key ends inside a character (only a byte-level walk is exact
+        then) or the walk exceeds a budget proportional to the number of units.
+
+        Example: ``"\u0301" in cmap.second_chars()`` -> ``True`` (e + U+0301 composes to é)
+        """
+        children = self._children_index()
+        units = self.units
+        budget = [SHAPE_STEPS_PER_UNIT * len(units) + 4096]
+
+        def one_char(base: int, found: dict) -> bool:
+            # every whole character readable from block ``base``: found[char] = block after it
+            stack = [(base, b"")]
+            while stack:
+                block, prefix = stack.pop()
+                for label, index in children.get(block, ()):
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        return False
+                    data = prefix + bytes([label])
+                    unit = units[index]
+                    after = index ^ unit_offset(unit)
+                    need = _utf8_length(data[0])
+                    if need == 0 or (len(data) > 1 and not 0x80 <= label <= 0xBF):
+                        continue  # no valid text walks this way
+                    if len(data) < need:
+                        if unit_has_leaf(unit):
+                            return False  # a key ends inside a character
+                        stack.append((after, data))
+                        continue
+                    try:
+                        found[data.decode("utf-8")] = after
+                    except UnicodeDecodeError:
+                        continue
+            return True
+
+        first: dict[str, int] = {}
+        if not one_char(unit_offset(units[0]), first):
+            return None
+        second: dict[str, int] = {}
+        for block in set(first.values()):
+            if block in children and not one_char(block, second):
+                return None
+        return frozenset(second)
 
     def _children_index(self) -> dict[int, list[tuple[int, int]]]:
         """block base -> [(label, unit index)] for every unit holding a byte label."""
@@ -281,6 +382,19 @@ class CharsMap:
 
 
 # ----------------------------------------------------------------------------- the normaliser
+
+
+def _utf8_length(lead: int) -> int:
+    """How many bytes a UTF-8 character starting with byte ``lead`` has (0: not a lead byte)."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
 
 
 def _one_char_length(data: bytes, pos: int) -> int:
@@ -419,7 +533,7 @@ class SpmNormalizer:
             '▁a▁b'
         """
         if (
-            self.compat == "sentencepiece" and self.remove_extra_whitespaces and self._exact_chars
+            self.compat == "sentencepiece" and self.remove_extra_whitespaces
             and isinstance(text, str) and not self.needs_lookup(text)
         ):
             # nothing to look up: only the whitespace rules apply (the common case)
@@ -549,25 +663,49 @@ class SpmNormalizer:
 
     # -- the str fast path -------------------------------------------------------
     def _prepare_fast_path(self) -> None:
-        """Find the characters that can start a rule, so text between them is copied as is.
+        """Decide, per character and lazily, whether a rule can start there ('hot').
 
-        A charsmap key of one char is 'hot' at its own position; a longer key can only match
-        where the next char is its second char. Text with no hot char needs no trie walk.
+        A rule starts at a char when a user-defined symbol starts with it, when a charsmap
+        key ends within its UTF-8 bytes (one-char keys), or one char before a char that is the
+        second char of a longer key. Text with no hot char needs no trie walk. The set of
+        second chars is found once, on first use, with a walk bounded by the number of units
+        (:meth:`CharsMap.second_chars`); each char is then decided once with a walk of at most
+        4 bytes. Nothing here lists the trie's keys, so the work never grows with how many
+        paths the trie holds.
         """
-        self._max_key_bytes, self._exact_chars, singles, second = (
-            _key_summary(self.charsmap) if self.charsmap is not None else (0, True, frozenset(), frozenset())
-        )
-        first_single = set(singles)
-        for symbol in self.user_defined:
-            first_single.add(symbol[0])
-        # one class for every char that can need the trie: starts of rules, second chars of
-        # longer keys (the rule then starts one char earlier) and lone surrogates
-        self._hot = re.compile(f"[{_char_class(first_single | set(second))}\ud800-\udfff]")
-        self._first_single = frozenset(first_single)
-        self._second = frozenset(second)
-        self._hot_set = frozenset(first_single | set(second))
-        ascii_hot = sorted(c for c in self._hot_set if c.isascii())
+        self._user_first = frozenset(symbol[0] for symbol in self.user_defined)
+        self._hot_memo: dict[str, bool] = {}
+        self._class_memo: dict[frozenset, re.Pattern] = {}
+        self._second: frozenset | None = None
+        self._bytes_only = False  # True: a key ends inside a char (or the trie is too tangled)
+        self._ascii_hot = None
+        self._shape_ready = False
+
+    def _ensure_shape(self) -> None:
+        """Find the second chars of longer keys and the hot ASCII chars (once, on first use)."""
+        if self._shape_ready:
+            return
+        if self.charsmap is not None:
+            second = self.charsmap.second_chars()
+            if second is None:
+                self._bytes_only = True
+                second = frozenset()
+            self._second = second
+        else:
+            self._second = frozenset()
+        self._shape_ready = True
+        ascii_hot = [chr(c) for c in range(128) if self._is_hot(chr(c))]
         self._ascii_hot = re.compile(f"[{_char_class(ascii_hot)}]").search if ascii_hot else None
+
+    def _is_hot(self, ch: str) -> bool:
+        """True when a rule can start at ``ch`` or one char before it (memoised)."""
+        hot = self._hot_memo.get(ch)
+        if hot is None:
+            hot = ch in self._user_first or "\ud800" <= ch <= "\udfff" or ch in self._second
+            if not hot and self.charsmap is not None:
+                hot = self.charsmap.key_ends_within(ch.encode("utf-8"))
+            self._hot_memo[ch] = hot
+        return hot
 
     def needs_lookup(self, text: str) -> bool:
         """True when some char of ``text`` could start a user-defined symbol or a charsmap
@@ -575,20 +713,40 @@ class SpmNormalizer:
 
         Example: ``SpmNormalizer.from_vocab(vocab).needs_lookup("plain ascii")`` -> ``False``
         """
+        self._ensure_shape()
+        if self._bytes_only:
+            return True
         if text.isascii():
             return self._ascii_hot is not None and self._ascii_hot(text) is not None
-        return not self._hot_set.isdisjoint(text) or self._hot.search(text) is not None
+        is_hot = self._is_hot
+        return any(is_hot(ch) for ch in set(text))
+
+    def _hot_search(self, text: str):
+        """A regex search for the hot chars of ``text`` (None when it has none)."""
+        is_hot = self._is_hot
+        hot = frozenset(ch for ch in set(text) if is_hot(ch))
+        if not hot:
+            return None
+        pattern = self._class_memo.get(hot)
+        if pattern is None:
+            if len(self._class_memo) > 256:
+                self._class_memo.clear()
+            pattern = self._class_memo[hot] = re.compile(f"[{_char_class(hot)}]")
+        return pattern.search
 
     def _chunks(self, text: str) -> list[tuple[str, int, int, bool]]:
         """Split ``text`` into (replacement, start, consumed chars, verbatim) chunks; a
         verbatim chunk stands for one chunk per char, each copied as is."""
-        if not self._exact_chars:
+        self._ensure_shape()
+        if self._bytes_only:
             return self._chunks_via_bytes(text)
-        chunks = []
-        append = chunks.append
-        search = self._hot.search
+        search = self._hot_search(text)
         second = self._second
         n = len(text)
+        if search is None:
+            return [(text, 0, n, True)] if text else []
+        chunks = []
+        append = chunks.append
         pos = 0
         while pos < n:
             match = search(text, pos)
@@ -601,13 +759,18 @@ class SpmNormalizer:
             if hot > pos:
                 append((text[pos:hot], pos, hot - pos, True))
             pos = hot
-            piece, consumed = self._normalize_prefix_str(text, pos)
+            step = self._normalize_prefix_str(text, pos)
+            if step is None:
+                # a key ends inside a character: only the byte-level walk is exact here
+                return self._chunks_via_bytes(text)
+            piece, consumed = step
             append((piece, pos, consumed, False))
             pos += consumed
         return chunks
 
-    def _normalize_prefix_str(self, text: str, pos: int) -> tuple[str, int]:
-        """One step of the walk at char ``pos``: (replacement, chars consumed)."""
+    def _normalize_prefix_str(self, text: str, pos: int) -> tuple[str, int] | None:
+        """One step of the walk at char ``pos``: (replacement, chars consumed), or None when
+        the longest key ends inside a character."""
         first = text[pos]
         for symbol in self._user_by_first.get(first, ()):
             if text.startswith(symbol, pos):
@@ -616,11 +779,12 @@ class SpmNormalizer:
             # a lone surrogate is 3 malformed UTF-8 bytes: sentencepiece writes U+FFFD per byte
             return REPLACEMENT_CHAR * 3, 1
         if self.charsmap is not None:
-            window = text[pos : pos + self._max_key_bytes].encode("utf-8", errors="surrogatepass")
-            match = self.charsmap.longest_match(window, 0)
-            if match is not None:
-                consumed = len(window[: match.length].decode("utf-8", errors="surrogatepass"))
-                return match.replacement, consumed
+            found = self.charsmap.longest_match_chars(text, pos)
+            if found is not None:
+                chars, value = found
+                if chars < 0:
+                    return None
+                return self.charsmap.replacement(value), chars
         return first, 1
 
     def _chunks_via_bytes(self, text: str) -> list[tuple[str, int, int, bool]]:
@@ -748,31 +912,6 @@ class SpmNormalizer:
             align.append(consumed)
         align.append(consumed)
         return normalized, align
-
-
-_SUMMARY_CACHE: dict[bytes, tuple[int, bool, frozenset, frozenset]] = BoundedDict(16)
-
-
-def _key_summary(charsmap: CharsMap) -> tuple[int, bool, frozenset, frozenset]:
-    """(longest key in bytes, every key is whole UTF-8 chars, one-char keys, second chars of
-    longer keys) for a charsmap; cached per blob since enumerating the trie takes ~0.5 s."""
-    cached = _SUMMARY_CACHE.get(charsmap.blob)
-    if cached is None:
-        longest, exact, singles, second = 0, True, set(), set()
-        for key, _ in charsmap.entries():
-            longest = max(longest, len(key))
-            try:
-                chars = key.decode("utf-8")
-            except UnicodeDecodeError:
-                exact = False
-                continue
-            if len(chars) == 1:
-                singles.add(chars)
-            else:
-                second.add(chars[1])
-        cached = (longest, exact, frozenset(singles), frozenset(second))
-        _SUMMARY_CACHE[charsmap.blob] = cached
-    return cached
 
 
 def _llama_stream(chunks) -> tuple[str, list[int]]:

@@ -9,23 +9,24 @@ the higher offer wins (the first one on a tie). A character no single-character 
 gets the unknown piece, scored ``min score - 10``. Walking back from the end along the
 winners gives the tokens; consecutive unknowns merge into one.
 
-Two reference implementations agree on this and differ only in small print, which
+Three reference implementations agree on this and differ only in small print, which
 :class:`UnigramModel` exposes as options:
 
 * sentencepiece (``sentencepiece=True``, the default) adds in 32-bit floats (each offer
   ``best[i] + score`` is rounded to a float before it is compared), skips UNUSED pieces and
-  gives a user-defined piece a bonus score. Its source says ``len(bytes) * max_score -
-  0.1``; sentencepiece 0.2.3 behaves, measured on five trained models, as
-  ``len(bytes) * 0.1 - 0.1`` (in floats), which is what labkit uses.
-* llama.cpp's ``llm_tokenizer_ugm`` (``sentencepiece=False``) adds in doubles, scores
-  user-defined pieces 0 (it has split them off before the model runs anyway) and keeps
-  UNUSED ones.
+  gives a user-defined piece the score ``(len(bytes) - 1) * 0.1`` (rounded to a float). Its
+  0.2.3 release also keeps the running total small: when the best score at the offset it is
+  about to extend from lies outside [-1e5, 1e5], it subtracts that score from every offset
+  reached so far (``REBASE_LIMIT``). Both facts were read from the machine code of the 0.2.3
+  wheel and confirmed on whole texts: without the rebase a float running sum drifts from
+  sentencepiece after about 1e5 of total score (6 ids on botchan.txt, 786 on a mixed-script
+  text); with it, 0 on both.
+* ``tokenizers``' Unigram (``sentencepiece=False``) adds in doubles, with no rebase.
+* llama.cpp's ``llm_tokenizer_ugm`` stores the running sum as a float; labkit serves GGUF
+  files like ``tokenizers`` (double sums), which is what the book checks them against.
 
 The rounding matters: ``"......" + "."`` and ``"." + "......"`` score the same in exact
-arithmetic, and only the rounding of the running sum decides between them. Float sums
-reproduce sentencepiece on every botchan line and on 288 crafted near-ties where double
-sums miss 52. (Measured limit: on one text of more than ~20,000 tokens sentencepiece keeps
-more precision than a float running sum, and a near-tie there can split differently.)
+arithmetic, and only the rounding of the running sum decides between them.
 
 Offsets here are character offsets into the normalised string (sentencepiece and llama.cpp
 count UTF-8 bytes; since pieces are whole characters the segmentations are the same).
@@ -55,9 +56,9 @@ from labkit.core import (
 )
 
 UNK_PENALTY = 10.0
+REBASE_LIMIT = 1e5  # sentencepiece 0.2.3 rebases its float running total past this magnitude
+USER_DEFINED_BONUS = 0.1  # sentencepiece: a user-defined piece scores (bytes - 1) * 0.1
 _F32 = array("f", [0.0])
-_F32_TENTH = 0.10000000149011612  # 0.1f
-_ULP32_SCALE = 2.0**29  # a float32 ulp is 2**29 double ulps (24 vs 53 significant bits)
 
 
 def to_float32(value: float) -> float:
@@ -70,6 +71,17 @@ def to_float32(value: float) -> float:
     """
     _F32[0] = value
     return _F32[0]
+
+
+def _finite_score(score, index: int) -> float:
+    """A piece's score as a float32 value, refused when it is not a finite number a float holds."""
+    try:
+        value = float(score)
+    except (OverflowError, TypeError, ValueError):
+        raise LabkitError(f"UnigramModel: the score of piece {index} is not a number a float can hold ({str(score)[:40]})") from None
+    if not math.isfinite(value) or abs(value) > 3.4028234663852886e38:
+        raise LabkitError(f"UnigramModel: the score of piece {index} is {value!r}; scores must be finite float32 values")
+    return to_float32(value)
 
 
 def split_words(text: str) -> list[str]:
@@ -313,8 +325,11 @@ class Lattice:
         return f"<Lattice {self.text!r}: {len(self.nodes)} candidate pieces, best path {pieces!r}, score {self.score:.4f}>"
 
 
-def _backtrack(start_at: Sequence[int], best_id: Sequence[int], end: int) -> list[tuple[int, int, int]]:
-    """Follow the best path back from ``end``: (id, start, end) per piece, left to right."""
+def backtrack(start_at: Sequence[int], best_id: Sequence[int], end: int) -> list[tuple[int, int, int]]:
+    """Follow the best path back from ``end``: (id, start, end) per piece, left to right.
+
+    Example: ``backtrack([-1, 0, 1], [0, 5, 6], 2)`` -> ``[(5, 0, 1), (6, 1, 2)]``
+    """
     out = []
     while end > 0:
         start = start_at[end]
@@ -352,8 +367,11 @@ class UnigramModel:
         self.pieces = list(pieces)
         self.sentencepiece = bool(sentencepiece)
         self.float32_sums = self.sentencepiece if float32_sums is None else bool(float32_sums)
+        # the rebase is sentencepiece's, and only means something with float sums
+        self.rebase_limit = REBASE_LIMIT if (self.sentencepiece and self.float32_sums) else None
         self.byte_fallback = bool(byte_fallback)
-        normal_scores = [to_float32(float(score)) for score, kind in zip(scores, self.types) if kind == TOKEN_NORMAL]
+        normal_scores = [_finite_score(score, i) for i, (score, kind) in enumerate(zip(scores, self.types))
+                         if kind == TOKEN_NORMAL]
         self.unk_id = unknown_id("UnigramModel", self.types, unk_id, required=True)
         # both references keep min/max over NORMAL pieces as 32-bit floats
         self.min_score = min(normal_scores) if normal_scores else 3.4028234663852886e38
@@ -364,12 +382,12 @@ class UnigramModel:
         for i, (piece, score, kind) in enumerate(zip(self.pieces, scores, self.types)):
             if kind == TOKEN_USER_DEFINED:
                 if self.sentencepiece:
-                    # measured on sentencepiece 0.2.3: 0.1 per UTF-8 byte, minus 0.1, in floats
-                    score = to_float32(to_float32(len(piece.encode("utf-8")) * _F32_TENTH) - _F32_TENTH)
+                    # sentencepiece 0.2.3's machine code: (bytes - 1) * 0.1 in double, stored as float
+                    score = to_float32((len(piece.encode("utf-8")) - 1) * USER_DEFINED_BONUS)
                 else:
                     score = 0.0
             else:
-                score = to_float32(float(score))
+                score = _finite_score(score, i) if self.float32_sums else float(score)
             self.scores.append(score)
             if kind in matchable and piece:
                 self.trie.insert(piece, i)
@@ -411,7 +429,8 @@ class UnigramModel:
 
     # the forward pass below inlines this walk: it is the hot loop of every encode
     def _forward(self, text: str, base: float = 0.0):
-        """The Viterbi forward pass: (best score, start, id) arrays indexed by end offset."""
+        """The Viterbi forward pass from running total ``base``: (best score, start, id) arrays
+        indexed by end offset, with sentencepiece's rebase of large totals when it applies."""
         n = len(text)
         best = array("f", bytes(4 * (n + 1))) if self.float32_sums else [0.0] * (n + 1)
         best[0] = base
@@ -422,9 +441,16 @@ class UnigramModel:
         unk_score = self.unk_score
         unk_id = self.unk_id
         float32 = self.float32_sums
+        limit = self.rebase_limit
+        reach = 0  # the furthest offset any offer has reached (what a rebase must shift)
         f32 = array("f", [0.0])
         for pos in range(n):
             here = best[pos]
+            if limit is not None and (here < -limit or here > limit):
+                for k in range(pos, reach + 1):
+                    if k == pos or start_at[k] >= 0:
+                        best[k] = best[k] - here
+                here = 0.0
             node = root
             single = False
             j = pos
@@ -445,6 +471,8 @@ class UnigramModel:
                         best_id[j] = piece_id
                     if j == pos + 1:
                         single = True
+            if j > reach:
+                reach = j
             if not single:
                 candidate = unk_score + here
                 if float32:
@@ -455,6 +483,8 @@ class UnigramModel:
                     best[j] = candidate
                     start_at[j] = pos
                     best_id[j] = unk_id
+                if j > reach:
+                    reach = j
         return best, start_at, best_id
 
     def viterbi(self, text: str) -> list[tuple[int, int, int]]:
@@ -466,7 +496,7 @@ class UnigramModel:
         if not text:
             return []
         _, start_at, best_id = self._forward(text)
-        return _backtrack(start_at, best_id, len(text))
+        return backtrack(start_at, best_id, len(text))
 
     def encode(self, text: str) -> list[tuple[int, int, int]]:
         """Viterbi, then consecutive unknowns merged (or, with byte fallback, unknown
@@ -504,138 +534,6 @@ class UnigramModel:
         """
         return [text[s:e] if i == self.unk_id else self.pieces[i] for i, s, e in self.encode(text)]
 
-    def encode_words(self, text: str, cache: dict | None = None) -> list[tuple[int, int, int]]:
-        """:meth:`encode`, one '▁'-word at a time through ``cache``: the same result, faster
-        on repeated words. Valid only when :attr:`word_boundary` holds, and exact even with
-        rounding: a cached word is reused only when each of its decisions won by a margin
-        wider than the rounding the running total could add; otherwise the word is
-        recomputed from the exact running total.
-
-        Example: ``model.encode_words("▁the▁cat▁the", cache={})``
-        """
-        if not self.word_boundary or cache is None:
-            return self.encode(text)
-        out: list[tuple[int, int, int]] = []
-        start = 0
-        for word, (pieces, _) in zip(*self._cached_words(text, cache)):
-            out.extend([(piece_id, start + s, start + e) for piece_id, s, e in pieces])
-            start += len(word)
-        return self.finish(out, text)
-
-    def encode_ids(self, text: str, cache: dict | None = None) -> list[int]:
-        """The ids of :meth:`encode_words` (the fast path: no offsets).
-
-        Example: ``model.encode_ids("▁the▁cat", cache={})``
-        """
-        if not self.word_boundary or cache is None:
-            return [piece_id for piece_id, _, _ in self.encode(text)]
-        return self.encode_word_list(split_words(text), cache, text)
-
-    def encode_word_list(self, words: list[str], cache: dict, text: str | None = None) -> list[int]:
-        """Ids for a normalised text already split before each '▁' (``split_words``).
-
-        Example: ``model.encode_word_list(["▁the", "▁cat"], {})``
-        """
-        _, ids = self._cached_words(words, cache, ids_only=True)
-        if self.unk_id in ids:
-            if text is None:
-                text = "".join(words)
-            return [piece_id for piece_id, _, _ in self.encode_words(text, cache)]
-        return ids
-
-    def _cached_words(self, text: str | list[str], cache: dict, ids_only: bool = False) -> tuple[list[str], list]:
-        """Split at '▁' (unless given the words) and segment each word, from the cache where
-        that is exact: (words, [(pieces, ids) per word]) with pieces' offsets within the word,
-        or with ``ids_only`` (words, every id in one list)."""
-        words = split_words(text) if isinstance(text, str) else text
-        results: list = []
-        add = results.extend if ids_only else results.append
-        scale = _ULP32_SCALE if self.float32_sums else 1.0
-        approx = 0.0  # |running total|, an upper bound good enough for the error bound
-        exact = 0.0  # the running total exactly as the full pass would hold it ...
-        replay: list[tuple] = []  # ... once these words' scores are added to it
-        get = cache.get
-        ulp = math.ulp
-        for word in words:
-            entry = get(word)
-            if entry is None:
-                entry = cache[word] = self._word_entry(word)
-            pieces, ids, scores, bound, magnitude, word_sum = entry
-            # rounding can only flip a decision whose margin is within the error bound
-            if bound <= ulp(approx + magnitude) * scale:
-                exact = self._replay(exact, replay)
-                replay = []
-                pieces, exact = self._word_at(word, exact)
-                ids = tuple(piece_id for piece_id, _, _ in pieces)
-                approx = abs(exact) * 1.001
-            else:
-                replay.append(scores)
-                approx += word_sum
-            add(ids if ids_only else (pieces, ids))
-        return words, results
-
-    def _replay(self, total: float, replay: list[tuple]) -> float:
-        """Add the pieces' scores to ``total`` one at a time, rounding as the full pass does."""
-        if self.float32_sums:
-            f32 = _F32
-            for scores in replay:
-                for score in scores:
-                    f32[0] = total + score
-                    total = f32[0]
-        else:
-            for scores in replay:
-                for score in scores:
-                    total = total + score
-        return total
-
-    def _word_entry(self, word: str):
-        """(segmentation, smallest winning margin, largest magnitude) of one word from 0."""
-        n = len(word)
-        best = [0.0] * (n + 1)
-        start_at = [-1] * (n + 1)
-        best_id = [self.unk_id] * (n + 1)
-        margin = math.inf
-        magnitude = 0.0
-        root = self.trie.root
-        for pos in range(n):
-            here = best[pos]
-            # candidates(word, pos), inlined: this loop runs for every new word of a text
-            node = root
-            single = False
-            j = pos
-            offers = []
-            while j < n:
-                entry = node.get(word[j])
-                if entry is None:
-                    break
-                node, piece_id = entry
-                j += 1
-                if piece_id >= 0:
-                    offers.append((j, piece_id, self.scores[piece_id] + here))
-                    if j == pos + 1:
-                        single = True
-            if not single:
-                offers.append((pos + 1, self.unk_id, self.unk_score + here))
-            for j, piece_id, candidate in offers:
-                magnitude = max(magnitude, abs(candidate))
-                if start_at[j] < 0:
-                    best[j], start_at[j], best_id[j] = candidate, pos, piece_id
-                    continue
-                margin = min(margin, abs(candidate - best[j]))
-                if candidate > best[j]:
-                    best[j], start_at[j], best_id[j] = candidate, pos, piece_id
-        pieces = _backtrack(start_at, best_id, n)
-        ids = tuple(piece_id for piece_id, _, _ in pieces)
-        scores = tuple(self.unk_score if piece_id == self.unk_id else self.scores[piece_id] for piece_id, _, _ in pieces)
-        # errors grow by at most half an ulp per addition along a chain of len(word) pieces
-        bound = margin / ((n + 4) * 4)
-        return tuple(pieces), ids, scores, bound, magnitude, abs(sum(scores)) * 1.001 + 1e-6
-
-    def _word_at(self, word: str, total: float):
-        """Segment one word exactly as the full pass would, starting from running ``total``."""
-        best, start_at, best_id = self._forward(word, total)
-        return tuple(_backtrack(start_at, best_id, len(word))), best[len(word)]
-
     # -- the lattice as data -------------------------------------------------------
     def lattice(self, text: str) -> Lattice:
         """Run the forward pass keeping every candidate piece and every offer, for tables and
@@ -665,7 +563,7 @@ class UnigramModel:
                     start_at[end] = pos
                     best_id[end] = piece_id
                     winner_node[end] = len(nodes) - 1
-        path = [node for node, _, _ in _backtrack(start_at, winner_node, n)]
+        path = [node for node, _, _ in backtrack(start_at, winner_node, n)]
         return Lattice(text, nodes, [float(x) for x in best], start_at, best_id, path, offers)
 
     # -- n-best -------------------------------------------------------------------

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import re
 
-from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.algorithms.spm_offsets import sentencepiece_offsets
-from labkit.algorithms.unigram import Lattice, UnigramModel
+from labkit.algorithms.unigram import Lattice, UnigramModel, split_words
+from labkit.algorithms.unigram_words import WordCache
 from labkit.core import (
     MODEL_UNIGRAM,
     TOKEN_UNKNOWN,
@@ -66,11 +66,12 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             sentencepiece=self.sentencepiece_semantics,
             byte_fallback=bool(vocab.options.get("byte_fallback", False)),
         )
-        self.word_cache: dict | None = BoundedDict() if word_cache else None
+        self.word_cache: WordCache | None = WordCache(self.model) if word_cache and self.model.word_boundary else None
         n = self.normalizer
+        # text the charsmap leaves alone: its '▁'-words are its space-separated words
         self._plain_words = (
             n.compat == "sentencepiece" and n.add_dummy_prefix and n.remove_extra_whitespaces and n.escape_whitespaces
-            and not n.treat_whitespace_as_suffix and n._exact_chars and self.model.word_boundary
+            and not n.treat_whitespace_as_suffix and self.word_cache is not None
         )
         self._needs_lookup = n.needs_lookup
         # a .model decodes like sentencepiece, GGUF and tokenizer.json like tokenizers
@@ -113,16 +114,17 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
                     return Encoding(ids=ids, tokens=list(map(self.vocab.tokens.__getitem__, ids)), offsets=offsets)
         return super()._encode(text, add_special_tokens, parse_special)
 
-    def _encode_plain(self, text: str, cache: dict) -> tuple[list[int], list[tuple[int, int]]] | None:
+    def _encode_plain(self, text: str, cache: WordCache) -> tuple[list[int], list[tuple[int, int]]] | None:
         """Text the charsmap leaves alone, word by word: (ids, offsets), or None if it has
         unknowns (their merging crosses words, so the general path handles them)."""
         spans = [m.span() for m in _NON_SPACE.finditer(text)]
-        words, results = self.model._cached_words(["\u2581" + text[a:b] for a, b in spans], cache)
+        results = cache.word_pieces(["\u2581" + text[a:b] for a, b in spans])
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         unk = self.model.unk_id
         space_at = spans[0][0] if spans else 0  # the dummy prefix sits where the text starts
-        for (a, b), (pieces, word_ids) in zip(spans, results):
+        for (a, b), pieces in zip(spans, results):
+            word_ids = [piece_id for piece_id, _, _ in pieces]
             if unk in word_ids:
                 return None
             ids.extend(word_ids)
@@ -140,19 +142,21 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
         if self.sentencepiece_semantics:
             cache = self.word_cache
-            if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
+            if self._plain_words and SPACE_SYMBOL not in text and not self._needs_lookup(text):
                 # text the charsmap leaves alone: its '▁'-words are its space-separated words
                 words = ["\u2581" + w for w in text.split(" ") if w]
-                return self.model.encode_word_list(words, cache) if words else []
+                return cache.ids(words) if words else []
             normalized = self.normalizer.normalize(text)
             if not normalized:
                 return []
-            return self.model.encode_ids(normalized, cache)
+            if cache is None:
+                return [piece_id for piece_id, _, _ in self.model.encode(normalized)]
+            return cache.ids(split_words(normalized))
         return super().encode_ordinary(text)
 
     def _pieces(self, normalized: str) -> list[tuple[int, int, int]]:
         cache = self.word_cache
-        return self.model.encode_words(normalized, cache)
+        return self.model.encode(normalized) if cache is None else cache.encode(normalized)
 
     def normalize(self, text: str) -> str:
         """The normalised string the model sees.
