@@ -532,23 +532,32 @@ class SpmNormalizer:
             >>> SpmNormalizer(None).normalize(" a  b ")
             '▁a▁b'
         """
-        if (
-            self.compat == "sentencepiece" and self.remove_extra_whitespaces
-            and isinstance(text, str) and not self.needs_lookup(text)
-        ):
-            # nothing to look up: only the whitespace rules apply (the common case)
-            words = " ".join(filter(None, text.split(" ")))
-            if not words:
-                return ""
-            if self.escape_whitespaces:
-                words = words.replace(" ", SPACE_SYMBOL)
-            if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
-                words = self._space + words
-            words = words.rstrip(self._space)
-            if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
-                words += self._space
-            return words
+        if self.compat == "sentencepiece" and self.remove_extra_whitespaces and isinstance(text, str):
+            if not self.needs_lookup(text):
+                # nothing to look up: only the whitespace rules apply (the common case)
+                return self._squeezed(text)
+            chunks = self._chunks(text)
+            if not any("  " in piece for piece, _, _, verbatim in chunks if not verbatim):
+                # sentencepiece keeps a run of spaces only inside one replacement; with none,
+                # its whitespace rules are those of the plain text the chunks spell
+                return self._squeezed("".join([piece for piece, _, _, _ in chunks]))
+            return self._finish(chunks, len(text))[0]
         return self.normalize_with_alignment(text)[0]
+
+    def _squeezed(self, text: str) -> str:
+        """The whitespace rules on text with no rules to look up: squeeze and strip spaces,
+        escape them, add the dummy prefix, drop trailing space symbols."""
+        words = " ".join(filter(None, text.split(" ")))
+        if not words:
+            return ""
+        if self.escape_whitespaces:
+            words = words.replace(" ", SPACE_SYMBOL)
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
+            words = self._space + words
+        words = words.rstrip(self._space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            words += self._space
+        return words
 
     def normalize_with_alignment(self, text: str) -> tuple[str, list[int]]:
         """(normalised, alignment): ``alignment[k]`` is the char offset in ``text`` that the
@@ -680,6 +689,8 @@ class SpmNormalizer:
         self._bytes_only = False  # True: a key ends inside a char (or the trie is too tangled)
         self._ascii_hot = None
         self._shape_ready = False
+        self._last_text: str | None = None
+        self._last_search = None
 
     def _ensure_shape(self) -> None:
         """Find the second chars of longer keys and the hot ASCII chars (once, on first use)."""
@@ -718,11 +729,17 @@ class SpmNormalizer:
             return True
         if text.isascii():
             return self._ascii_hot is not None and self._ascii_hot(text) is not None
-        is_hot = self._is_hot
-        return any(is_hot(ch) for ch in set(text))
+        return self._hot_search(text) is not None
 
     def _hot_search(self, text: str):
-        """A regex search for the hot chars of ``text`` (None when it has none)."""
+        """A regex search for the hot chars of ``text`` (None when it has none); the last
+        text's answer is kept, since an engine asks first whether to normalise, then does."""
+        if text is self._last_text:
+            return self._last_search
+        self._last_text, self._last_search = text, self._hot_search_of(text)
+        return self._last_search
+
+    def _hot_search_of(self, text: str):
         is_hot = self._is_hot
         hot = frozenset(ch for ch in set(text) if is_hot(ch))
         if not hot:

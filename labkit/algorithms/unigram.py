@@ -73,15 +73,16 @@ def to_float32(value: float) -> float:
     return _F32[0]
 
 
-def _finite_score(score, index: int) -> float:
-    """A piece's score as a float32 value, refused when it is not a finite number a float holds."""
+def _finite_score(score, index: int, float32: bool = True) -> float:
+    """A piece's score as a float32 value (or a double), refused when it is not a finite
+    number a float32 holds."""
     try:
         value = float(score)
     except (OverflowError, TypeError, ValueError):
         raise LabkitError(f"UnigramModel: the score of piece {index} is not a number a float can hold ({str(score)[:40]})") from None
     if not math.isfinite(value) or abs(value) > 3.4028234663852886e38:
         raise LabkitError(f"UnigramModel: the score of piece {index} is {value!r}; scores must be finite float32 values")
-    return to_float32(value)
+    return to_float32(value) if float32 else value
 
 
 def split_words(text: str) -> list[str]:
@@ -370,12 +371,13 @@ class UnigramModel:
         # the rebase is sentencepiece's, and only means something with float sums
         self.rebase_limit = REBASE_LIMIT if (self.sentencepiece and self.float32_sums) else None
         self.byte_fallback = bool(byte_fallback)
-        normal_scores = [_finite_score(score, i) for i, (score, kind) in enumerate(zip(scores, self.types))
+        normal_scores = [_finite_score(score, i, self.float32_sums) for i, (score, kind) in enumerate(zip(scores, self.types))
                          if kind == TOKEN_NORMAL]
         self.unk_id = unknown_id("UnigramModel", self.types, unk_id, required=True)
-        # both references keep min/max over NORMAL pieces as 32-bit floats
+        # the minimum over NORMAL pieces: a float in sentencepiece, a double in tokenizers
         self.min_score = min(normal_scores) if normal_scores else 3.4028234663852886e38
-        self.unk_score = to_float32(self.min_score - UNK_PENALTY)
+        # sentencepiece subtracts in floats; tokenizers in doubles
+        self.unk_score = to_float32(self.min_score - UNK_PENALTY) if self.float32_sums else self.min_score - UNK_PENALTY
         self.scores: list[float] = []
         matchable = (TOKEN_NORMAL, TOKEN_USER_DEFINED) if self.sentencepiece else (TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED)
         self.trie = PieceTrie()
@@ -387,7 +389,7 @@ class UnigramModel:
                 else:
                     score = 0.0
             else:
-                score = _finite_score(score, i) if self.float32_sums else float(score)
+                score = _finite_score(score, i, self.float32_sums)
             self.scores.append(score)
             if kind in matchable and piece:
                 self.trie.insert(piece, i)

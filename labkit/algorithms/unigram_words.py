@@ -29,6 +29,7 @@ from labkit.algorithms.unigram import UnigramModel, backtrack, split_words
 
 _FLOAT32_BITS = 24  # significant bits of a float32
 _FLOAT64_BITS = 53
+_ROBUST_TOTAL = 1e7  # double sums: a word safe below this total is kept whole
 _DEFAULT_LIMIT = 200_000  # words kept; the cache is emptied when it grows past this
 
 
@@ -45,8 +46,9 @@ class WordCache:
         self.model = model
         self.max_words = int(max_words)
         self._entries: dict[str, tuple] = {}
-        bits = _FLOAT32_BITS if model.float32_sums else _FLOAT64_BITS
-        self._ulp_shift = bits - 1  # ulp(x) = 2**(exponent of x - shift)
+        self._bits = _FLOAT32_BITS if model.float32_sums else _FLOAT64_BITS
+        # a word safe for every total down to this needs no cutting (sentencepiece rebases past it)
+        self._robust = model.rebase_limit - 1.0 if model.rebase_limit is not None else _ROBUST_TOTAL
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -62,57 +64,46 @@ class WordCache:
         Example: ``cache.ids(split_words("▁the▁cat"))``
         """
         model = self.model
-        if len(self._entries) > self.max_words:
-            self._entries.clear()
-        entries = self._entries
+        entries = self._entries_for_call()
         get = entries.get
         out: list[int] = []
         extend = out.extend
         total = 0.0
         f32 = array("f", [0.0])
-        if model.float32_sums:
-            for word in words:
-                entry = get(word)
-                if entry is None:
-                    entry = entries[word] = self._entry(word)
-                if -entry[2] < total < entry[2]:
-                    extend(entry[0])
-                    for score in entry[1]:
-                        f32[0] = total + score
-                        total = f32[0]
-                else:
-                    pieces, total = self._rerun(entry, total)
-                    extend([piece_id for piece_id, _, _ in pieces])
-        else:
-            for word in words:
-                entry = get(word)
-                if entry is None:
-                    entry = entries[word] = self._entry(word)
-                if -entry[2] < total < entry[2]:
-                    extend(entry[0])
-                    for score in entry[1]:
-                        total += score
-                else:
-                    pieces, total = self._rerun(entry, total)
-                    extend([piece_id for piece_id, _, _ in pieces])
+        float32 = model.float32_sums
         unk = model.unk_id
-        if unk in out:
-            if model.byte_fallback and model.byte_ids:
-                # unknown characters are spelled as bytes: that needs their text
-                return [piece_id for piece_id, _, _ in self.encode("".join(words))]
-            # a run of unknowns becomes one unknown (what UnigramModel.finish does)
-            out = [piece_id for k, piece_id in enumerate(out) if piece_id != unk or k == 0 or out[k - 1] != unk]
+        for word in words:
+            entry = get(word)
+            if entry is None:
+                entry = entries[word] = self._entry(word)
+            for span in entry:
+                bound = span[2]
+                if -bound < total < bound:
+                    # the cached path; a run of unknowns crossing into it stays one unknown
+                    extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
+                    if float32:
+                        for score in span[1]:
+                            f32[0] = total + score
+                            total = f32[0]
+                    else:
+                        for score in span[1]:
+                            total += score
+                else:
+                    pieces, total = self._rerun(span, total)
+                    ids = _merge_unknowns([piece_id for piece_id, _, _ in pieces], unk)
+                    extend(ids if ids[0] != unk or not out or out[-1] != unk else ids[1:])
+        if model.byte_fallback and model.byte_ids and unk in out:
+            # unknown characters are spelled as bytes: that needs their text
+            return [piece_id for piece_id, _, _ in self.encode("".join(words))]
         return out
 
-    def word_pieces(self, words: list[str]) -> list[tuple[tuple[int, int, int], ...]]:
+    def word_pieces(self, words: list[str]) -> list[list[tuple[int, int, int]]]:
         """Per word, its pieces as (id, start, end) with offsets inside the word (unknowns not merged).
 
-        Example: ``cache.word_pieces(["▁the", "▁cat"])[1]`` -> ``((id, 0, 4),)``
+        Example: ``cache.word_pieces(["▁the", "▁cat"])[1]`` -> ``[(id, 0, 4)]``
         """
         model = self.model
-        if len(self._entries) > self.max_words:
-            self._entries.clear()
-        entries = self._entries
+        entries = self._entries_for_call()
         out = []
         total = 0.0
         f32 = array("f", [0.0])
@@ -121,18 +112,27 @@ class WordCache:
             entry = entries.get(word)
             if entry is None:
                 entry = entries[word] = self._entry(word)
-            if -entry[2] < total < entry[2]:
-                out.append(entry[4])
-                for score in entry[1]:
-                    if float32:
-                        f32[0] = total + score
-                        total = f32[0]
-                    else:
-                        total += score
-            else:
-                pieces, total = self._rerun(entry, total)
-                out.append(pieces)
+            pieces: list[tuple[int, int, int]] = []
+            for span in entry:
+                if -span[2] < total < span[2]:
+                    pieces.extend(span[5])
+                    for score in span[1]:
+                        if float32:
+                            f32[0] = total + score
+                            total = f32[0]
+                        else:
+                            total += score
+                else:
+                    rerun, total = self._rerun(span, total)
+                    shift = span[8]
+                    pieces.extend([(piece_id, s + shift, e + shift) for piece_id, s, e in rerun])
+            out.append(pieces)
         return out
+
+    def _entries_for_call(self) -> dict[str, tuple]:
+        if len(self._entries) > self.max_words:
+            self._entries.clear()
+        return self._entries
 
     def segment(self, text: str) -> list[tuple[int, int, int]]:
         """:meth:`UnigramModel.viterbi` of normalised ``text`` through the cache.
@@ -155,11 +155,35 @@ class WordCache:
         return self.model.finish(self.segment(text), text)
 
     # -- one word ---------------------------------------------------------------
-    def _entry(self, word: str) -> tuple:
-        """(ids, path scores, safe |total| bound, edges by offset, pieces, length) of one word."""
+    def _entry(self, word: str) -> tuple[tuple, ...]:
+        """A word as one span (:meth:`_span`) when rounding can never flip its decisions at
+        the totals a text reaches; else cut wherever no lattice edge crosses (an unknown
+        character often gives two such places), so that only the fragile span is rerun."""
         model = self.model
         n = len(word)
         edges = [tuple(model.candidates(word, pos)) for pos in range(n)]
+        whole = self._span(edges, 0, n)
+        if whole[2] >= self._robust - whole[9]:
+            return (whole,)
+        spans = []
+        start = 0
+        reach = 0
+        for pos in range(n):
+            if reach <= pos and pos > start:
+                spans.append(self._span(edges, start, pos))
+                start = pos
+            reach = max(reach, max(end for end, _, _, _ in edges[pos]))
+        spans.append(self._span(edges, start, n))
+        return tuple(spans)
+
+    def _span(self, word_edges: list, offset: int, stop: int) -> tuple:
+        """(ids, path scores, safe |total| bound, edges, length, pieces at word offsets, ids
+        with unknown runs merged, starts with an unknown, offset, largest partial sum) of
+        ``word[offset:stop]``."""
+        model = self.model
+        n = stop - offset
+        edges = tuple(tuple((end - offset, piece_id, score, unknown) for end, piece_id, score, unknown in word_edges[pos])
+                      for pos in range(offset, stop))
         # the pass from 0 in doubles: the margins of every decision and the largest partial sum
         best = [0.0] * (n + 1)
         start_at = [-1] * (n + 1)
@@ -178,22 +202,28 @@ class WordCache:
                 best[end], start_at[end], best_id[end] = candidate, pos, piece_id
         pieces = backtrack(start_at, best_id, n)
         scores = tuple(model.scores[i] if i != model.unk_id else model.unk_score for i, _, _ in pieces)
-        # a value after k roundings is within k/2 ulp of exact; a decision compares two of them
+        # a value after k <= n roundings is within k/2 ulp of exact, so a decision between two
+        # of them stands while (n + 1) ulp < margin; below 2**e a float's ulp is at most
+        # 2**(e - bits), so every total below 2**(frexp exponent + bits - 2) - magnitude is safe
         bound = -1.0
         if margin > 0:
-            exponent = math.frexp(margin / (n + 2))[1] - 2  # 2**exponent < margin / (n + 2)
-            bound = math.ldexp(1.0, exponent + self._ulp_shift) - magnitude
+            exponent = math.frexp(margin / (n + 1))[1]
+            bound = math.ldexp(1.0, exponent + self._bits - 2) - magnitude
             if model.rebase_limit is not None:
                 bound = min(bound, model.rebase_limit - magnitude - 1.0)
-        return tuple(i for i, _, _ in pieces), scores, bound, tuple(edges), tuple(pieces), n
+        ids = [i for i, _, _ in pieces]
+        merged = tuple(_merge_unknowns(ids, model.unk_id))
+        at_word = tuple((i, s + offset, e + offset) for i, s, e in pieces)
+        return tuple(ids), scores, bound, edges, n, at_word, merged, merged[0] == model.unk_id, offset, magnitude
 
     def _rerun(self, entry: tuple, total: float) -> tuple[tuple, float]:
-        """The word's Viterbi pass over its cached edges from running ``total``, rounding and
-        rebasing exactly as :meth:`UnigramModel._forward` does: (pieces, total after the word)."""
+        """A span's Viterbi pass over its cached edges from running ``total``, rounding and
+        rebasing exactly as :meth:`UnigramModel._forward` does: (pieces at span offsets,
+        total after the span)."""
         model = self.model
-        edges, n = entry[3], entry[5]
+        edges, n = entry[3], entry[4]
         float32 = model.float32_sums
-        best = array("f", bytes(4 * (n + 1))) if float32 else [0.0] * (n + 1)
+        best = [0.0] * (n + 1)  # every value stored is already rounded as the full pass rounds it
         best[0] = total
         start_at = [-1] * (n + 1)
         best_id = [model.unk_id] * (n + 1)
@@ -205,16 +235,26 @@ class WordCache:
             if limit is not None and (here < -limit or here > limit):
                 for k in range(pos, reach + 1):
                     if k == pos or start_at[k] >= 0:
-                        best[k] = best[k] - here
+                        f32[0] = best[k] - here
+                        best[k] = f32[0]
                 here = 0.0
             for end, piece_id, score, _ in edges[pos]:
-                candidate = score + here
                 if float32:
-                    f32[0] = candidate
+                    f32[0] = score + here
                     candidate = f32[0]
+                else:
+                    candidate = score + here
                 if start_at[end] < 0 or candidate > best[end]:
-                    best[end], start_at[end], best_id[end] = candidate, pos, piece_id
+                    best[end] = candidate
+                    start_at[end] = pos
+                    best_id[end] = piece_id
                 if end > reach:
                     reach = end
         return tuple(backtrack(start_at, best_id, n)), best[n]
 
+
+def _merge_unknowns(ids: list[int], unk: int) -> list[int]:
+    """``ids`` with each run of ``unk`` cut to one (what :meth:`UnigramModel.finish` does)."""
+    if ids.count(unk) < 2:
+        return ids
+    return [piece_id for k, piece_id in enumerate(ids) if piece_id != unk or k == 0 or ids[k - 1] != unk]
