@@ -25,12 +25,12 @@ from __future__ import annotations
 import math
 from array import array
 
+from labkit.algorithms.bounded import WORD_CACHE_ENTRIES, BoundedDict
 from labkit.algorithms.unigram import UnigramModel, backtrack, split_words
 
 _FLOAT32_BITS = 24  # significant bits of a float32
 _FLOAT64_BITS = 53
 _ROBUST_TOTAL = 1e7  # double sums: a word safe below this total is kept whole
-_DEFAULT_LIMIT = 200_000  # words kept; the cache is emptied when it grows past this
 
 
 class WordCache:
@@ -40,12 +40,11 @@ class WordCache:
     Example: ``cache = WordCache(model); cache.ids(["▁the", "▁cat"])``
     """
 
-    def __init__(self, model: UnigramModel, max_words: int = _DEFAULT_LIMIT):
+    def __init__(self, model: UnigramModel, max_words: int = WORD_CACHE_ENTRIES):
         if not model.word_boundary:
             raise ValueError("WordCache: the model has pieces that hold '▁' inside; words cannot be segmented alone")
         self.model = model
-        self.max_words = int(max_words)
-        self._entries: dict[str, tuple] = {}
+        self._entries: dict[str, tuple] = BoundedDict(max_words)
         self._bits = _FLOAT32_BITS if model.float32_sums else _FLOAT64_BITS
         # a word safe for every total down to this needs no cutting (sentencepiece rebases past it)
         self._robust = model.rebase_limit - 1.0 if model.rebase_limit is not None else _ROBUST_TOTAL
@@ -64,7 +63,7 @@ class WordCache:
         Example: ``cache.ids(split_words("▁the▁cat"))``
         """
         model = self.model
-        entries = self._entries_for_call()
+        entries = self._entries
         get = entries.get
         out: list[int] = []
         extend = out.extend
@@ -103,7 +102,7 @@ class WordCache:
         Example: ``cache.word_pieces(["▁the", "▁cat"])[1]`` -> ``[(id, 0, 4)]``
         """
         model = self.model
-        entries = self._entries_for_call()
+        entries = self._entries
         out = []
         total = 0.0
         f32 = array("f", [0.0])
@@ -128,11 +127,6 @@ class WordCache:
                     pieces.extend([(piece_id, s + shift, e + shift) for piece_id, s, e in rerun])
             out.append(pieces)
         return out
-
-    def _entries_for_call(self) -> dict[str, tuple]:
-        if len(self._entries) > self.max_words:
-            self._entries.clear()
-        return self._entries
 
     def segment(self, text: str) -> list[tuple[int, int, int]]:
         """:meth:`UnigramModel.viterbi` of normalised ``text`` through the cache.
