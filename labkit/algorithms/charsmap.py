@@ -31,6 +31,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.core import TOKEN_USER_DEFINED, LabkitError
 
 _MAX_KEY_BYTES = 256  # no real normalisation rule is anywhere near this long
@@ -109,6 +110,18 @@ def decode_unit(unit: int) -> dict:
 
 # ----------------------------------------------------------------------------- the charsmap
 
+_CHECKED_BLOBS: dict[bytes, bool] = BoundedDict(16)  # blobs whose ranges passed CharsMap's check
+
+
+def check_charsmap(blob) -> None:
+    """Refuse a precompiled charsmap a reference engine could not read safely (a trie size
+    beyond the blob, a walk leaving the array): readers call it before any engine sees the blob.
+
+    Example: ``check_charsmap(b"\xff\xff\xff\xff")`` raises ``LabkitError``
+    """
+    CharsMap(blob)
+
+
 
 @dataclass(frozen=True)
 class CharsMapMatch:
@@ -154,6 +167,26 @@ class CharsMap:
         self.units: list[int] = units.tolist()
         self.pool: bytes = blob[4 + trie_size :]
         self._replacements: dict[int, str] = {}
+        if blob not in _CHECKED_BLOBS:
+            self._check_ranges()
+            _CHECKED_BLOBS[blob] = True
+
+    def _check_ranges(self) -> None:
+        """Refuse an array whose walk could leave it: from every unit a byte can reach, the
+        next block (256 units, where the next byte or the value is read) must lie inside.
+        ``tokenizers`` panics on such an array, so this runs before any engine gets the blob."""
+        units = self.units
+        n = len(units)
+        if (unit_offset(units[0]) | 0xFF) >= n:
+            raise LabkitError(f"charsmap: the root's block starts at {unit_offset(units[0])}, outside the {n} units")
+        outside = [i for i, unit in enumerate(units)
+                   if unit & 0x800000FF < 256 and ((i ^ ((unit >> 10) << ((unit & 0x200) >> 6))) | 0xFF) >= n]
+        if outside:
+            unit = units[outside[0]]
+            raise LabkitError(
+                f"charsmap: unit {outside[0]} points to a block at {outside[0] ^ unit_offset(unit)}, outside the {n} units "
+                f"({len(outside)} such units; corrupt array)"
+            )
 
     @property
     def num_units(self) -> int:

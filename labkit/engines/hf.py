@@ -26,6 +26,7 @@ from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, pro
 
 from labkit import metrics as _metrics
 from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
+from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -400,6 +401,7 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
     backend = tokenizers.Tokenizer(model)
     steps = []
     if norm.get("charsmap"):
+        check_charsmap(norm["charsmap"])  # tokenizers aborts the process on some corrupt blobs
         steps.append(normalizers.Precompiled(norm["charsmap"]))
     if norm.get("remove_extra_whitespaces", False):
         # sentencepiece drops leading/trailing spaces and squeezes runs, after the charsmap

@@ -230,10 +230,24 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
 
         vocab = read_gguf(path, pre=pre)  # mapped, not read: model files can be gigabytes
         apply_template_files(vocab, path.parent)  # template files beside a GGUF win over its key
-        return vocab
+        return _checked_charsmap(vocab)
     data = read_bytes(path)
     kind, doc = sniff_bytes(data, str(path))
-    return _read_kind(kind, path, data, doc, pre)
+    return _checked_charsmap(_read_kind(kind, path, data, doc, pre))
+
+
+def _checked_charsmap(vocab: VocabData) -> VocabData:
+    """The vocabulary, once its precompiled charsmap (if any) is one every engine can read:
+    ``tokenizers`` aborts the process on some corrupt ones, so no engine may see them."""
+    blob = (vocab.normalizer or {}).get("charsmap")
+    if blob:
+        from labkit.algorithms.charsmap import check_charsmap
+
+        try:
+            check_charsmap(blob)
+        except LabkitError as exc:
+            raise FormatError(f"{vocab.name}: {exc}") from None
+    return vocab
 
 
 def _read_head(path: Path, size: int) -> bytes:

@@ -401,7 +401,10 @@ def _unigram_table(model: dict, added: list[AddedToken], parts: _Pipeline, sourc
                 and isinstance(item[1], (int, float)) and not isinstance(item[1], bool)):
             raise FormatError(f"{source}: model.vocab[{n}] should be [piece, score], got {str(item)[:60]}")
         by_id[n] = item[0]
-        score_by_id[n] = float(item[1])
+        try:
+            score_by_id[n] = float(item[1])
+        except OverflowError:  # an integer literal of 400 digits is valid JSON
+            raise FormatError(f"{source}: model.vocab[{n}] has a score no float can hold ({str(item[1])[:20]}...)") from None
     unk_id = expect(model.get("unk_id"), int, source, "model.unk_id", optional=True)
     tokens, types = _dense_table(by_id, added, source)
     if unk_id is not None and not 0 <= unk_id < len(tokens):
