@@ -22,7 +22,8 @@ UNKNOWN_COLOR = "#e67e22"
 
 def lattice_of(source, text: str | None = None) -> Lattice:
     """A Lattice as is, or the lattice of ``text`` under a Unigram tokenizer (any engine:
-    labkit's own Unigram engine is built from its vocabulary when needed).
+    for one without ``lattice()``, labkit's Unigram model and normaliser are built from the
+    tokenizer's public ``vocab``).
 
     Example:
         >>> from labkit.viz.lattice import lattice_of
@@ -41,9 +42,14 @@ def lattice_of(source, text: str | None = None) -> Lattice:
     if vocab is None or vocab.model != "unigram":
         model = getattr(vocab, "model", type(source).__name__)
         raise LabkitError(f"lattice_of(): a lattice needs a Unigram tokenizer, not {model!r}")
-    from labkit.factory import build_engine
+    from labkit.algorithms.charsmap import SpmNormalizer
+    from labkit.algorithms.unigram import UnigramModel
 
-    return build_engine(vocab, "labkit").lattice(text)
+    sentencepiece = vocab.format != "gguf"  # as labkit's Unigram engine decides
+    model = UnigramModel(vocab.tokens, vocab.scores, vocab.token_types, unk_id=vocab.specials.unk_id,
+                         sentencepiece=sentencepiece, byte_fallback=bool(vocab.options.get("byte_fallback", False)))
+    normalizer = SpmNormalizer.from_vocab(vocab, compat="sentencepiece" if sentencepiece else "llama.cpp")
+    return model.lattice(normalizer.normalize(text))
 
 
 def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: int = 80, title: str | None = None):
@@ -67,6 +73,12 @@ def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: i
     best = set(lattice.path)
     longest = max((node.end - node.start for node in lattice.nodes), default=1)
     order = sorted(range(len(lattice.nodes)), key=lambda i: (i in best, lattice.nodes[i].end - lattice.nodes[i].start))
+    placed: list[tuple[float, float, float]] = []  # (y, x from, x to) of the labels written so far
+    for index in best:  # the best path's labels (two lines each) come first; others make way
+        node = lattice.nodes[index]
+        mid, y = (node.start + node.end) / 2, 0.35 + 0.9 * (node.end - node.start) / longest + 0.04
+        half = max(len(node.piece), 5) * _CHAR_WIDTH / 2 + 0.05
+        placed += [(y, mid - half, mid + half), (y + _LABEL_ROW, mid - half, mid + half)]
     for index in order:
         node = lattice.nodes[index]
         on_path = index in best
@@ -81,7 +93,8 @@ def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: i
         if label == "all" or (label == "best" and on_path):
             mid = (node.start + node.end) / 2
             text = f"{node.piece}\n{node.score:.2f}" if on_path else node.piece
-            ax.text(mid, height + 0.04, text, ha="center", va="bottom", fontsize=8 if on_path else 6.5,
+            y = height + 0.04 if on_path else _free_height(placed, mid, height + 0.04, len(node.piece))
+            ax.text(mid, y, text, ha="center", va="bottom", fontsize=8 if on_path else 6.5,
                     color=color, fontweight="bold" if on_path else "normal", zorder=4)
     path_ends = {0} | {lattice.nodes[i].end for i in lattice.path}
     ax.scatter(range(n + 1), [0] * (n + 1), s=36, zorder=5,
@@ -98,6 +111,23 @@ def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: i
     ax.set_title(title or f"{len(lattice.nodes)} candidate pieces; best path: {pieces}  (score {lattice.score:.3f})",
                  fontsize=9)
     return ax
+
+
+_LABEL_ROW = 0.11  # height of one line of small label text, in the drawing's y units
+_CHAR_WIDTH = 0.16  # width of one small label character, in offsets
+
+
+def _free_height(placed: list, mid: float, y: float, chars: int) -> float:
+    """The lowest height at or above ``y`` where a label of ``chars`` characters centred on
+    ``mid`` overlaps no label placed so far (arcs of one length share a height, so labels of
+    neighbouring pieces would otherwise print over each other); records it in ``placed``."""
+    half = max(chars, 1) * _CHAR_WIDTH / 2 + 0.05
+    for _ in range(12):
+        if not any(abs(y - y2) < _LABEL_ROW and mid - half < x2 and x1 < mid + half for y2, x1, x2 in placed):
+            break
+        y += _LABEL_ROW
+    placed.append((y, mid - half, mid + half))
+    return y
 
 
 def lattice_figure(source, text: str | None = None, *, label: str = "best", title: str | None = None):

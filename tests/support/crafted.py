@@ -205,6 +205,20 @@ def bpe_tokenizer_json(size: int = 400) -> dict:
     }
 
 
+def _small_charsmap() -> bytes:
+    """A valid precompiled charsmap of 1,280 units with one rule, full-width 'Ａ' -> 'A' (a
+    cut real blob is corrupt: labkit refuses it before any engine sees it)."""
+    units = [0] * 1280
+    units[0] = 256 << 10  # the root's children: block 256, then one block per byte
+    key = "Ａ".encode("utf-8")
+    for k, byte in enumerate(key):
+        index, after = 256 * (k + 1) ^ byte, 256 * (k + 2)
+        units[index] = ((index ^ after) << 10) | (0x100 if k == len(key) - 1 else 0) | byte
+    units[256 * (len(key) + 1)] = 0x8000_0000  # the value: pool offset 0
+    trie = struct.pack("<1280I", *units)
+    return struct.pack("<I", len(trie)) + trie + b"A\0"
+
+
 def unigram_tokenizer_json() -> dict:
     from labkit.formats.spm_model import read_spm_model
     import base64
@@ -213,7 +227,7 @@ def unigram_tokenizer_json() -> dict:
     return {
         "version": "1.0", "added_tokens": [{"id": 1, "content": "<s>", "special": True}, {"id": 2, "content": "</s>", "special": True}],
         "normalizer": {"type": "Sequence", "normalizers": [
-            {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(spm.normalizer["charsmap"][:4096]).decode()},
+            {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(_small_charsmap()).decode()},
             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
         "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
         "post_processor": None, "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
