@@ -213,7 +213,8 @@ def test_score_too_large_for_a_float(tmp_path):
 def test_non_finite_scores_in_a_model_are_refused(tmp_path, score):
     path = model_file(tmp_path, "bad_score", scores={5: score})
     report = run_capped(path, "labkit", TEXT)
-    assert report.get("error") and "score of piece 5" in report["message"], report
+    # refused by the reader (or, for a vocabulary built some other way, by UnigramModel)
+    assert report.get("error") and "score" in report["message"] and "5" in report["message"], report
     for engine in ("hf", "sentencepiece", None):
         report = run_capped(path, engine, TEXT)
         assert "ids" in report or report.get("error"), (engine, report)

@@ -29,8 +29,8 @@ def check_piece_table(owner: str, pieces: Sequence[str], scores: Sequence[float]
     for i, (piece, score) in enumerate(zip(pieces, scores)):
         if not isinstance(piece, str):
             raise LabkitError(f"{owner}: piece #{i} is {type(piece).__name__}, not str")
-        if not isinstance(score, (int, float)) or isinstance(score, bool) or math.isnan(score):
-            raise LabkitError(f"{owner}: score of piece {i} ({piece!r}) is not a number: {score!r}")
+        if not isinstance(score, (int, float)) or isinstance(score, bool) or (isinstance(score, float) and math.isnan(score)):
+            raise LabkitError(f"{owner}: score of piece {i} ({piece!r}) is not a number: {str(score)[:40]}")
     return types
 
 
