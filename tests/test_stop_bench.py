@@ -17,3 +17,17 @@ def test_bench_main_prints_every_row(capsys):
     out = capsys.readouterr().out
     assert "DecodeStream (plain)" in out and "StopSequenceDecoder (jail)" in out and "fixed hold-back" in out
     assert "with 3 stop strings the stop decoder costs" in out
+
+
+def test_bench_reports_compile_time_and_first_request_ratio(capsys):
+    assert bench_stop.main(["--tokens", "300", "--repeat", "1", "--counts", "1", "--request-tokens", "50",
+                            "--compile-counts", "1,20"]) == 0
+    out = capsys.readouterr().out
+    assert "compile_ms" in out and "first_over_warm" in out
+    assert "MISSES" not in out and "meets" not in out  # ratios, no verdict strings
+
+
+def test_fresh_stops_are_never_compiled_before():
+    stops = bench_stop.stop_strings(3, corpus(0.05))
+    assert bench_stop.fresh_stops(stops, "a") != bench_stop.fresh_stops(stops, "b")
+    assert bench_stop.fresh_stops(stops, "a")[:2] == stops[:2]

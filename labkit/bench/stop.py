@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import statistics
 import time
 from collections import Counter
@@ -42,8 +43,13 @@ def stop_strings(count: int, text: str) -> list[str]:
         ['\\n\\nUser:', '<|im_end|>', 'Observation:']
     """
     words = Counter(w for w in text.split() if w.isalpha() and len(w) >= 3)
-    shaped = [f" {w} qzx" for w, _ in words.most_common()]  # " the ..." jails, "qzx" never follows
-    out = [s for s in _COMMON_STOPS + shaped if s not in text][:count]
+    shaped = (f" {w} qzx" for w, _ in words.most_common())  # " the ..." jails, "qzx" never follows
+    out = []
+    for stop in itertools.chain(_COMMON_STOPS, shaped):
+        if len(out) == count:
+            break
+        if stop not in text:  # checked only until enough are found (each check scans the text)
+            out.append(stop)
     if len(out) < count:
         raise ValueError(f"only {len(out)} stop strings available, {count} asked")
     return out
@@ -145,17 +151,15 @@ def measure(tok, ids: list[int], counts=(1, 10, 100), *, repeat: int = 5, text: 
     return rows
 
 
-def fresh_stops(count: int, text: str, tag: str) -> list[str]:
-    """``stop_strings(count)`` with its last string made unique by ``tag``: a stop set never compiled.
+def fresh_stops(stops: list[str], tag: str) -> list[str]:
+    """``stops`` with the last string made unique by ``tag``: a stop set never compiled before.
 
     Example:
-        >>> from labkit.bench.stop import fresh_stops, corpus
-        >>> fresh_stops(2, corpus(0.1), "r1")
+        >>> from labkit.bench.stop import fresh_stops
+        >>> fresh_stops(["\\n\\nUser:", "<|im_end|>"], "r1")
         ['\\n\\nUser:', '<|im_end|>#r1']
     """
-    stops = stop_strings(count, text)
-    stops[-1] = f"{stops[-1]}#{tag}"
-    return stops
+    return stops[:-1] + [f"{stops[-1]}#{tag}"]
 
 
 def measure_compile(counts, text: str, *, repeat: int = 5) -> list[dict]:
@@ -165,11 +169,12 @@ def measure_compile(counts, text: str, *, repeat: int = 5) -> list[dict]:
     """
     from labkit.streaming.stop import _compile
 
+    base = stop_strings(max(counts), text)
     rows = []
     for k in counts:
         times = []
         for round_ in range(repeat):
-            stops = tuple(fresh_stops(k, text, f"compile{round_}"))
+            stops = tuple(fresh_stops(base[:k], f"compile{round_}"))
             times.append(_time(lambda: _compile(stops, ())))
         rows.append({"stops": k, "compile_ms": statistics.median(times) * 1e3})
     return rows
@@ -184,12 +189,13 @@ def measure_first_request(tok, ids: list[int], counts, *, repeat: int = 5, text:
     Example: ``measure_first_request(tok, ids[:500], (1, 1000))``
     """
     text = text if text is not None else tok.decode(ids)
+    base = stop_strings(max(counts), text)
     _plain_run(tok, ids)()  # the stream's own memos are warm in both cases
     rows = []
     for k in counts:
         firsts, warms = [], []
         for round_ in range(repeat):
-            run = _stop_run(tok, ids, StopSequenceConfig(stop_sequences=fresh_stops(k, text, f"first{round_}")))
+            run = _stop_run(tok, ids, StopSequenceConfig(stop_sequences=fresh_stops(base[:k], f"first{round_}")))
             firsts.append(_time(run))
             warms.append(_time(run))
         rows.append({"stops": k, "first_ms": statistics.median(firsts) * 1e3, "warm_ms": statistics.median(warms) * 1e3,
