@@ -405,7 +405,11 @@ class Tokenizer:
         """:meth:`decode` for ids that already passed :meth:`check_ids` (a stream checks each id
         once, on arrival, then decodes short windows of them many times).
 
-        Example: ``tok.decode_unchecked(tok.check_ids([9707]))`` -> ``'Hello'``
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("qwen2")
+            >>> tok.decode_unchecked(tok.check_ids([9707]))
+            'Hello'
         """
         if type(self).decode is not Tokenizer.decode:  # an engine with its own decode keeps it
             return self.decode(ids, skip_special_tokens=skip_special_tokens)
@@ -414,7 +418,12 @@ class Tokenizer:
     def check_id(self, index, where: str = "") -> int:
         """One id as a plain int inside the vocab, else LabkitError naming it (and ``where``).
 
-        Example: ``tok.check_id(numpy.int64(42))`` -> ``42``
+        Example:
+            >>> import numpy
+            >>> import labkit
+            >>> tok = labkit.load("qwen2")
+            >>> tok.check_id(numpy.int64(42))
+            42
         """
         return self._check_id(index, where)
 
@@ -423,7 +432,11 @@ class Tokenizer:
         ``what`` names the argument in the error (a bad id part-way through raises before the
         ids ahead of it are consumed, and lost).
 
-        Example: ``tok.check_ids([9707, 1879], "step_batch()")`` -> ``[9707, 1879]``
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("qwen2")
+            >>> tok.check_ids([9707, 1879], "step_batch()")
+            [9707, 1879]
         """
         return self._check_ids(ids, what)
 

@@ -3,7 +3,10 @@
 Inputs are read as bytes and decoded here: some are deliberately decomposed (e + U+0301)
 and an editor or a normalising tool would change them.
 
-Example: ``load_vectors("gpt2")[0]`` -> ``('', [])``
+Example:
+    >>> from labkit.vectors import load_vectors
+    >>> load_vectors("gpt2")[0]
+    ('ied 4 ½ months', [798, 604, 25208, 1933])
 """
 from __future__ import annotations
 

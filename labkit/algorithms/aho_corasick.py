@@ -148,7 +148,11 @@ class AhoCorasick:
     def fail(self, state: int) -> int:
         """The failure link: the state of the longest proper suffix of this state's string.
 
-        Example: ``ac = AhoCorasick(["she", "he"]); ac.prefix_text(ac.fail(ac.scan(ROOT, "sh")[0]))`` -> ``'h'``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import AhoCorasick, ROOT
+            >>> ac = AhoCorasick(["she", "he"])
+            >>> ac.prefix_text(ac.fail(ac.scan(ROOT, "sh")[0]))
+            'h'
         """
         known = self._fail[state]
         if known is not None:
@@ -320,7 +324,10 @@ class AhoCorasick:
         Keys: ``state``, ``text`` (the prefix it stands for), ``fail`` and ``fail_text`` (the
         longest proper suffix that is also a state), ``matches`` (the longest pattern that
         ends here, or None) and ``hold`` (how many characters it keeps in a jail).
-        Example: ``AhoCorasick(["he", "she"]).table()[2]`` -> ``{'state': 2, 'text': 's', ...}``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import AhoCorasick
+            >>> AhoCorasick(["he", "she"]).table()[2]  # doctest: +ELLIPSIS
+            {'state': 2, 'text': 's', ...}
         """
         node = 0
         while node < self.node_count:  # make every node: expanding one appends its children

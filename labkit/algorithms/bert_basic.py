@@ -162,7 +162,12 @@ class BertBasicTokenizer:
     def from_vocab(cls, vocab) -> "BertBasicTokenizer":
         """The basic tokenizer a VocabData's ``normalizer`` dict describes.
 
-        Example: ``BertBasicTokenizer.from_vocab(read_gguf(bundled_path("bert-bge"))).lowercase`` -> ``True``
+        Example:
+            >>> from labkit.algorithms.bert_basic import BertBasicTokenizer
+            >>> from labkit.formats.gguf import read_gguf
+            >>> from labkit.paths import bundled_path
+            >>> BertBasicTokenizer.from_vocab(read_gguf(bundled_path("bert-bge"))).lowercase
+            True
         """
         norm = vocab.normalizer or {}
         return cls(

@@ -68,7 +68,13 @@ def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
     """Rebuild BPE merges from SentencePiece scores: every split of a normal piece into two
     pieces of the vocab, ordered by the merged piece's score (highest first).
 
-    Example: ``spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]`` -> ``('▁', 't')``
+    Example:
+        >>> from labkit.algorithms.bpe_merges import spm_merges_from_scores
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> spm_merges_from_scores(read_gguf(bundled_path("llama-spm")))[0]
+        ('▁', 't')
+
     Introduced in notebooks ``00_tour`` and ``03_bpe_sentencepiece``.
     """
     if vocab.scores is None:

@@ -96,7 +96,10 @@ def unit_offset(unit: int) -> int:
 def decode_unit(unit: int) -> dict:
     """All four fields of one unit, for reading a double array by hand.
 
-    Example: ``decode_unit(0x1461)`` -> ``{'unit': '0x00001461', 'label': 97, ...}``
+    Example:
+        >>> from labkit.algorithms.charsmap import decode_unit
+        >>> decode_unit(0x1461)  # doctest: +ELLIPSIS
+        {'unit': '0x00001461', 'label': 97, ...}
     """
     return {
         "unit": f"0x{unit:08x}",

@@ -6,7 +6,10 @@ distribution: categories expected fewer than 5 times are pooled into one, the st
 chi-square distribution (the regularised upper incomplete gamma function, by its series or
 continued fraction). Introduced in notebook ``13_where_vocabularies_come_from``.
 
-Example: ``chi_square({"a": 510, "b": 490}, {"a": 0.5, "b": 0.5}).p_value`` -> about 0.53
+Example:
+    >>> from labkit.algorithms.chi_square import chi_square
+    >>> chi_square({"a": 510, "b": 490}, {"a": 0.5, "b": 0.5}).p_value
+    0.5270892568655383
 """
 from __future__ import annotations
 

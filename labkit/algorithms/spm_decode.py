@@ -62,7 +62,10 @@ def byte_runs(ids: Sequence[int], byte_values: dict[int, int]) -> Iterator[int |
     """The ids, with each run of byte pieces (``byte_values``: id -> byte) joined into one
     ``bytes``: both references read a byte run as UTF-8 as a whole.
 
-    Example: ``list(byte_runs([5, 200, 201, 6], {200: 0xC3, 201: 0xA9}))`` -> ``[5, b'\xc3\xa9', 6]``
+    Example:
+        >>> from labkit.algorithms.spm_decode import byte_runs
+        >>> list(byte_runs([5, 200, 201, 6], {200: 0xC3, 201: 0xA9}))
+        [5, b'\\xc3\\xa9', 6]
     """
     pending = bytearray()
     for i in ids:

@@ -174,7 +174,10 @@ class DictTrie:
     def walk(self, text: str, start: int = 0) -> list[dict]:
         """The trie walk from ``start`` step by step, for teaching: one row per character read.
 
-        Example: ``DictTrie({"▁a": 1}).walk("▁ab")[1]`` -> ``{'offset': 1, 'char': 'a', 'found': True, 'piece_id': 1, ...}``
+        Example:
+            >>> from labkit.algorithms.unigram import DictTrie
+            >>> DictTrie({"▁a": 1}).walk("▁ab")[1]  # doctest: +ELLIPSIS
+            {'offset': 1, 'char': 'a', 'found': True, 'piece_id': 1, ...}
         """
         rows = []
         node = self.root

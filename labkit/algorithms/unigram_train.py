@@ -152,7 +152,11 @@ def load_sentences(lines: Iterable[str], normalize: Callable[[str], str], max_se
     """The normalised training sentences: empty, too long (in UTF-8 bytes) and ``" ⁇ "``
     lines skipped as sentencepiece does, then the ones that normalise to nothing.
 
-    Example: ``load_sentences(["Hello  world", ""], SpmNormalizer(None).normalize)`` -> ``['▁Hello▁world']``
+    Example:
+        >>> from labkit.algorithms.unigram_train import load_sentences
+        >>> from labkit.algorithms.charsmap import SpmNormalizer
+        >>> load_sentences(["Hello  world", ""], SpmNormalizer(None).normalize)
+        ['▁Hello▁world']
     """
     out = []
     for line in lines:
@@ -172,7 +176,10 @@ def required_chars(sentences: Sequence[str], character_coverage: float = 0.9995)
     """The characters every vocabulary keeps: most frequent first (ties by code point)
     until their share of all characters reaches ``character_coverage``.
 
-    Example: ``required_chars(["▁aab"], 0.7)`` -> ``{'a': 2, '▁': 1}``
+    Example:
+        >>> from labkit.algorithms.unigram_train import required_chars
+        >>> required_chars(["▁aab"], 0.7)
+        {'a': 2, 'b': 1}
     """
     counts: dict[str, int] = {}
     for sentence in sentences:
@@ -225,7 +232,10 @@ def seed_pieces(sentences: Sequence[str], seed_size: int = 1_000_000, max_piece_
     not all followed by the same byte. Counting level by level (length 2, 3, ...) and
     extending only substrings seen twice finds them without building the suffix array.
 
-    Example: ``[p for p, _ in seed_pieces(["▁ab▁ab", "▁ab"])]`` -> ``['▁', 'a', 'b', '▁ab']``
+    Example:
+        >>> from labkit.algorithms.unigram_train import seed_pieces
+        >>> [p for p, _ in seed_pieces(["▁ab▁ab", "▁ab"])]
+        ['a', 'b', '▁', '▁ab', 'ab']
     """
     char_counts: dict[str, int] = {}
     for sentence in sentences:
@@ -831,8 +841,11 @@ def edge_marginals(n: int, edges: list[tuple], log_space: bool = False) -> tuple
     Sums run in probability space (fast); a lattice whose total falls below 1e-280 is
     redone in log space.
 
-    Example: ``edge_marginals(2, [(0, 1, 0, -1.0, e**-1), (1, 2, 1, -1.0, e**-1), (0, 2, 2, -2.0, e**-2)])[1]``
-    -> ``[0.5, 0.5, 0.5]``
+    Example:
+        >>> from labkit.algorithms.unigram_train import edge_marginals
+        >>> from math import e
+        >>> edge_marginals(2, [(0, 1, 0, -1.0, e**-1), (1, 2, 1, -1.0, e**-1), (0, 2, 2, -2.0, e**-2)])[1]
+        [0.5, 0.5, 0.5]
     """
     by_end: list[list] = [[] for _ in range(n + 1)]
     by_start: list[list] = [[] for _ in range(n + 1)]

@@ -88,7 +88,12 @@ class WordPiece:
     def from_vocab(cls, vocab) -> "WordPiece":
         """The model of a WordPiece VocabData (GGUF bert or tokenizer.json).
 
-        Example: ``WordPiece.from_vocab(read_gguf(bundled_path("bert-bge"))).unk_id`` -> ``100``
+        Example:
+            >>> from labkit.algorithms.wordpiece import WordPiece
+            >>> from labkit.formats.gguf import read_gguf
+            >>> from labkit.paths import bundled_path
+            >>> WordPiece.from_vocab(read_gguf(bundled_path("bert-bge"))).unk_id
+            100
         """
         options = vocab.options or {}
         return cls.from_tokens(

@@ -103,7 +103,11 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, *, prefix: str = "##"
     scores (a stale entry is skipped when popped), so each merge touches only the words
     that hold the pair.
 
-    Example: ``train_wordpiece(["hug hugs pug pun bun hugs"], 20).tokens[5:9]`` -> ``['b', 'h', 'p', '##g']``
+    Example:
+        >>> from labkit.algorithms.wordpiece_train import train_wordpiece
+        >>> train_wordpiece(["hug hugs pug pun bun hugs"], 20).tokens[5:9]
+        ['b', 'g', 'h', 'n']
+
     (introduced in notebook ``13_where_vocabularies_come_from``)
     """
     if score not in ("pair", "frequency"):

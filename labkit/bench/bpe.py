@@ -32,7 +32,11 @@ def _reference(vocab, engine: str):
 def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one bundled vocab: labkit cold/warm, tokenizers, tiktoken (if it fits).
 
-    Example: ``measure("gpt2", corpus(0.2), repeat=1)[0]["engine"]`` -> ``'labkit cold encode'``
+    Example:
+        >>> from labkit.bench.bpe import measure
+        >>> from labkit.bench.harness import corpus
+        >>> measure("gpt2", corpus(0.2), repeat=1)[0]["engine"]
+        'labkit cold encode'
     """
     import labkit
 

@@ -22,7 +22,11 @@ COLUMNS = ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]
 def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one bundled SentencePiece BPE vocab.
 
-    Example: ``measure("llama-spm", corpus(0.1), repeat=1)[0]["engine"]`` -> ``'labkit cold encode'``
+    Example:
+        >>> from labkit.bench.spm import measure
+        >>> from labkit.bench.harness import corpus
+        >>> measure("llama-spm", corpus(0.1), repeat=1)[0]["engine"]
+        'labkit cold encode'
     """
     import labkit
 

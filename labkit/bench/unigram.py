@@ -52,7 +52,10 @@ PLAN = (("cold", "encode_ordinary"), ("warm", "encode_ordinary"), ("warm", "enco
 def workload(megabytes: float) -> list[str]:
     """botchan's non-empty lines, repeated to about ``megabytes`` MB of UTF-8.
 
-    Example: ``len(workload(0.1))`` -> about 1,500 lines
+    Example:
+        >>> from labkit.bench.unigram import workload
+        >>> len(workload(0.1))
+        4288
     """
     lines = corpus_lines()
     size = sum(len(line.encode("utf-8")) for line in lines)

@@ -21,7 +21,11 @@ COLUMNS = ["vocab", "engine", "MB/s", "x tokenizers", "exact"]
 def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """Rows of MB/s for one bundled WordPiece vocab.
 
-    Example: ``measure("bert-bge", corpus(0.1), repeat=1)[0]["engine"]`` -> ``'labkit cold encode'``
+    Example:
+        >>> from labkit.bench.wordpiece import measure
+        >>> from labkit.bench.harness import corpus
+        >>> measure("bert-bge", corpus(0.1), repeat=1)[0]["engine"]
+        'labkit cold encode'
     """
     import labkit
 

@@ -5,7 +5,10 @@ Small ints and token strings shared with the vocabulary are counted as if the en
 them, so the figure is an upper bound: a budget is never exceeded by what it does not see.
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``encoding_bytes((15496, 995), ("Hello", "Ġworld"), ((0, 5), (5, 11)))`` -> about 600
+Example:
+    >>> from labkit.cache.sizes import encoding_bytes
+    >>> encoding_bytes((15496, 995), ("Hello", "Ġworld"), ((0, 5), (5, 11)))
+    588
 """
 from __future__ import annotations
 

@@ -70,7 +70,12 @@ def encode_rendered(tok, text: str, *, add_special_tokens: bool = False) -> Enco
 
     Warns (:class:`DuplicateSpecialTokenWarning`) when ``add_special_tokens`` doubles a BOS the
     template already wrote, as llama.cpp does.
-    Example: ``encode_rendered(tok, "<|im_start|>user\\nhi<|im_end|>\\n").ids[0]`` -> ``151644``
+    Example:
+        >>> from labkit.chat.encode import encode_rendered
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> encode_rendered(tok, "<|im_start|>user\\nhi<|im_end|>\\n").ids[0]
+        151644
     """
     encoding = tok.encode(text, add_special_tokens=add_special_tokens, parse_special=True)
     if add_special_tokens:

@@ -32,7 +32,11 @@ SEARCHED = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json 
 class TemplateSet:
     """The chat templates of a tokenizer: name -> source, and where they came from.
 
-    Example: ``find_chat_templates(labkit.load("qwen2")).origin`` -> ``'...gguf: tokenizer.chat_template'``
+    Example:
+        >>> from labkit.chat.select import find_chat_templates
+        >>> import labkit
+        >>> find_chat_templates(labkit.load("qwen2")).origin  # doctest: +ELLIPSIS
+        '...gguf: tokenizer.chat_template'
     """
 
     templates: dict[str, str]

@@ -98,7 +98,10 @@ def families() -> list[str]:
 def all_cases(family_names: Sequence[str] | None = None) -> list[ConfigCase]:
     """Every registered configuration (of the named families), names unique.
 
-    Example: ``len(all_cases(["hf"]))`` -> ``70``
+    Example:
+        >>> from labkit.conformance.cases import all_cases
+        >>> len(all_cases(["hf"]))
+        70
     """
     _import_providers()
     chosen = list(_PROVIDERS) if family_names is None else list(family_names)

@@ -6,7 +6,10 @@ digits and punctuation, long repeats, and, per configuration, text that looks li
 added tokens or their prefixes.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``len(mixed_corpus(["<|im_end|>"]))`` -> ``146``
+Example:
+    >>> from labkit.conformance.corpus import mixed_corpus
+    >>> len(mixed_corpus(["<|im_end|>"]))
+    218
 """
 from __future__ import annotations
 
@@ -55,7 +58,10 @@ EDGES = (
 def botchan_lines(count: int = 40) -> tuple[str, ...]:
     """``count`` non-empty botchan lines spread evenly through the corpus.
 
-    Example: ``botchan_lines(2)[0][:20]`` -> ``'Project Gutenberg’s '``
+    Example:
+        >>> from labkit.conformance.corpus import botchan_lines
+        >>> botchan_lines(2)[0][:20]
+        "\\ufeffProject Gutenberg's"
     """
     lines = [line for line in data_path("corpus/botchan.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
     step = max(1, len(lines) // max(1, count))

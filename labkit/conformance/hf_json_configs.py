@@ -265,7 +265,10 @@ def _option_text(key: str, value) -> str:
 def component_labels(doc: dict) -> tuple[tuple[str, str], ...]:
     """The matrix rows a tokenizer.json touches: each component's type and each of its options.
 
-    Example: ``component_labels({"model": {"type": "WordLevel"}})`` -> ``(('model', 'WordLevel'),)``
+    Example:
+        >>> from labkit.conformance.hf_json_configs import component_labels
+        >>> component_labels({"model": {"type": "WordLevel"}})
+        (('model', 'WordLevel'), ('normalizer', 'none'), ('pre_tokenizer', 'none'), ('decoder', 'none'), ('post_processor', 'none'))
     """
     labels: list[tuple[str, str]] = []
     model = doc["model"]
@@ -516,7 +519,10 @@ def _unimplemented_cases() -> list[ConfigCase]:
 def hf_cases() -> list[ConfigCase]:
     """Every tokenizer.json configuration of the matrix.
 
-    Example: ``len(hf_cases())`` -> ``70``
+    Example:
+        >>> from labkit.conformance.hf_json_configs import hf_cases
+        >>> len(hf_cases())
+        70
     """
     return [*_byte_level_cases(), *_metaspace_bpe_cases(), *_plain_bpe_cases(), *_wordlevel_cases(),
             *_wordpiece_cases(), *_unigram_cases(), *_precompiled_cases(), *_unimplemented_cases()]

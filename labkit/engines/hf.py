@@ -83,7 +83,11 @@ def library_errors(message: str, kind: type[LabkitError] = LabkitError):
 class HFTokenizer(Tokenizer):
     """A labkit Tokenizer whose work is done by a ``tokenizers.Tokenizer`` (``.backend``).
 
-    Example: ``labkit.load("gpt2", engine="hf").backend`` -> ``Tokenizer(version="1.0", ...)``
+    Example:
+        >>> import labkit
+        >>> labkit.load("gpt2", engine="hf").backend  # doctest: +ELLIPSIS
+        Tokenizer(version="1.0", ...)
+
     Introduced in notebook ``00_tour``.
     """
 
@@ -199,7 +203,13 @@ def _special_spelling_finder(vocab: VocabData):
 def build(vocab: VocabData) -> HFTokenizer:
     """Build the ``tokenizers`` engine for ``vocab``; EngineUnavailable if it cannot serve it.
 
-    Example: ``build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens`` -> ``['hello']``
+    Example:
+        >>> from labkit.engines.hf import build
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens
+        ['hello']
+
     Introduced in notebook ``00_tour``.
     """
     plain = None

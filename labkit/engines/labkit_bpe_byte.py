@@ -54,7 +54,12 @@ CACHED_WORD_CHARS = 256
 class ByteLevelBPE(LabkitTokenizer):
     """Byte-level rank BPE over a GGUF/HF merges list or a tiktoken rank table.
 
-    Example: ``ByteLevelBPE(read_gguf("data/gguf/ggml-vocab-gpt-2.gguf")).encode("hi").ids`` -> ``[5303]``
+    Example:
+        >>> from labkit.engines.labkit_bpe_byte import ByteLevelBPE
+        >>> from labkit.formats.gguf import read_gguf
+        >>> ByteLevelBPE(read_gguf("data/gguf/ggml-vocab-gpt-2.gguf")).encode("hi").ids
+        [5303]
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
 
@@ -298,7 +303,12 @@ class ByteLevelBPE(LabkitTokenizer):
 def build(vocab: VocabData) -> ByteLevelBPE:
     """Factory entry (``LABKIT_ENGINES["bpe_byte"]``): a ByteLevelBPE over ``vocab``.
 
-    Example: ``build(read_gguf(bundled_path("qwen2"))).engine`` -> ``'labkit'``
+    Example:
+        >>> from labkit.engines.labkit_bpe_byte import build
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> build(read_gguf(bundled_path("qwen2"))).engine
+        'labkit'
     """
     if vocab.model != MODEL_BPE_BYTE:
         raise EngineUnavailable(f"{vocab.name}: the byte-level BPE engine serves model 'bpe_byte', not {vocab.model!r}")

@@ -48,7 +48,12 @@ _TEXT_START = SegmentContext(index=0, after_added=False, at_text_start=True)
 class SpmBpeTokenizer(LabkitTokenizer):
     """SentencePiece score BPE in pure Python, exact against sentencepiece and tokenizers.
 
-    Example: ``SpmBpeTokenizer(read_gguf(bundled_path("llama-spm"))).encode("Hello world").tokens`` -> ``['▁Hello', '▁world']``
+    Example:
+        >>> from labkit.engines.labkit_spm_bpe import SpmBpeTokenizer
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> SpmBpeTokenizer(read_gguf(bundled_path("llama-spm"))).encode("Hello world").tokens
+        ['▁Hello', '▁world']
     """
 
     def __init__(self, vocab: VocabData, *, decode_style: str | None = None):
@@ -192,7 +197,12 @@ class SpmBpeTokenizer(LabkitTokenizer):
 def build(vocab: VocabData) -> SpmBpeTokenizer:
     """Build labkit's SentencePiece BPE engine; EngineUnavailable for other models.
 
-    Example: ``build(read_gguf(bundled_path("llama-spm"))).engine`` -> ``'labkit'``
+    Example:
+        >>> from labkit.engines.labkit_spm_bpe import build
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> build(read_gguf(bundled_path("llama-spm"))).engine
+        'labkit'
     """
     if vocab.model != MODEL_SPM_BPE:
         raise EngineUnavailable(f"{vocab.name}: labkit's spm_bpe engine serves SentencePiece BPE, not {vocab.model!r}")

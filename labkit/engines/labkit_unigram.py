@@ -136,7 +136,11 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no control-token matching and no BOS/EOS (the fast path).
 
-        Example: ``tok.encode_ordinary("Hello")`` -> ``[151, 88, 21]``
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("botchan-unigram")
+            >>> tok.encode_ordinary("Hello")
+            [151, 88, 21]
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
@@ -161,7 +165,11 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
     def normalize(self, text: str) -> str:
         """The normalised string the model sees.
 
-        Example: ``tok.normalize("Ｗｈａｔ  is") `` -> ``'▁What▁is'``
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("botchan-unigram")
+            >>> tok.normalize("Ｗｈａｔ  is")
+            '▁What▁is'
         """
         return self.normalizer.normalize(text)
 
@@ -183,7 +191,12 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
 def build(vocab: VocabData) -> LabkitUnigramTokenizer:
     """Build labkit's Unigram engine for a vocabulary with scores.
 
-    Example: ``build(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))).engine`` -> ``'labkit'``
+    Example:
+        >>> from labkit.engines.labkit_unigram import build
+        >>> from labkit.formats.spm_model import read_spm_model
+        >>> from labkit.paths import data_path
+        >>> build(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))).engine
+        'labkit'
     """
     if vocab.model != MODEL_UNIGRAM:
         raise EngineUnavailable(f"{vocab.name}: labkit's Unigram engine serves unigram vocabularies, not {vocab.model!r}")

@@ -8,7 +8,10 @@ WordPiece (:class:`labkit.algorithms.wordpiece.WordPiece`) word by word, with a 
 are not applied (the ids are the text's own). Decoding is ``tokenizers``' WordPiece decoder.
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``labkit.load("bert-bge", engine="labkit").encode("unaffable").tokens`` -> ``['un', '##aff', '##able']``
+Example:
+    >>> import labkit
+    >>> labkit.load("bert-bge", engine="labkit").encode("unaffable").tokens
+    ['una', '##ffa', '##ble']
 """
 from __future__ import annotations
 
@@ -23,7 +26,12 @@ from labkit.engines.base import LabkitTokenizer, SegmentContext
 class WordPieceTokenizer(LabkitTokenizer):
     """BERT WordPiece in pure Python, exact against ``tokenizers``.
 
-    Example: ``WordPieceTokenizer(read_gguf(bundled_path("bert-bge"))).encode("Hello, world!").tokens`` -> ``['hello', ',', 'world', '!']``
+    Example:
+        >>> from labkit.engines.labkit_wordpiece import WordPieceTokenizer
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> WordPieceTokenizer(read_gguf(bundled_path("bert-bge"))).encode("Hello, world!").tokens
+        ['hello', ',', 'world', '!']
     """
 
     def __init__(self, vocab: VocabData):
@@ -97,7 +105,12 @@ class WordPieceTokenizer(LabkitTokenizer):
 def build(vocab: VocabData) -> WordPieceTokenizer:
     """Build labkit's WordPiece engine; EngineUnavailable for other models.
 
-    Example: ``build(read_gguf(bundled_path("bert-bge"))).engine`` -> ``'labkit'``
+    Example:
+        >>> from labkit.engines.labkit_wordpiece import build
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> build(read_gguf(bundled_path("bert-bge"))).engine
+        'labkit'
     """
     if vocab.model != MODEL_WORDPIECE:
         raise EngineUnavailable(f"{vocab.name}: labkit's wordpiece engine serves WordPiece, not {vocab.model!r}")

@@ -103,7 +103,13 @@ class SentencePieceTokenizer(Tokenizer):
 def build(vocab: VocabData) -> SentencePieceTokenizer:
     """Build the sentencepiece engine; it serves SentencePiece BPE and Unigram vocabularies.
 
-    Example: ``build(read_spm_model(data_path("sentencepiece/botchan_en_bpe_1000.model"))).engine`` -> ``'sentencepiece'``
+    Example:
+        >>> from labkit.engines.sentencepiece_engine import build
+        >>> from labkit.formats.spm_model import read_spm_model
+        >>> from labkit.paths import data_path
+        >>> build(read_spm_model(data_path("sentencepiece/botchan_en_bpe_1000.model"))).engine
+        'sentencepiece'
+
     Introduced in notebook ``00_tour``.
     """
     # word and char models exist only as .model files; sentencepiece itself serves them

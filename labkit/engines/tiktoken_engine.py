@@ -174,7 +174,13 @@ def _ranks_from_vocab(vocab: VocabData) -> dict[bytes, int]:
 def build(vocab: VocabData) -> TiktokenTokenizer:
     """Build the tiktoken engine for a byte-level BPE vocabulary with a single split regex.
 
-    Example: ``build(read_gguf(bundled_path("qwen2"))).encode("Hello world").ids`` -> ``[9707, 1879]``
+    Example:
+        >>> from labkit.engines.tiktoken_engine import build
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import bundled_path
+        >>> build(read_gguf(bundled_path("qwen2"))).encode("Hello world").ids
+        [9707, 1879]
+
     Introduced in notebook ``00_tour``.
     """
     if vocab.model != MODEL_BPE_BYTE:

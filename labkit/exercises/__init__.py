@@ -56,7 +56,11 @@ def spelling(name: Any) -> str:
 def verdict(ok: bool, hint: str) -> bool:
     """Print ``right``, or ``wrong: <hint>``; return ``ok``.
 
-    Example: ``verdict(2 + 2 == 4, "count again")`` prints ``right``
+    Example:
+        >>> from labkit.exercises import verdict
+        >>> verdict(2 + 2 == 4, "count again")
+        right
+        True
     """
     print("right" if ok else f"wrong: {hint}")
     return ok

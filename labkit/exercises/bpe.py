@@ -21,7 +21,11 @@ from labkit.exercises import answerable, verdict as _verdict
 def check_utf8_length(text: str, answer: int) -> bool:
     """How many UTF-8 bytes does ``text`` take?
 
-    Example: ``check_utf8_length("é", 2)`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_utf8_length
+        >>> check_utf8_length("é", 2)
+        right
+        True
     """
     return _verdict(answer == len(text.encode("utf-8")),
                     "count the bytes of each character: ASCII 1, up to U+07FF 2, up to U+FFFF 3, beyond 4")
@@ -31,7 +35,11 @@ def check_utf8_length(text: str, answer: int) -> bool:
 def check_gpt2_char(byte_value: int, answer: str) -> bool:
     """Which character does GPT-2's map give byte ``byte_value``?
 
-    Example: ``check_gpt2_char(0x20, "Ġ")`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_gpt2_char
+        >>> check_gpt2_char(0x20, "Ġ")
+        right
+        True
     """
     return _verdict(answer == bytes_to_unicode()[byte_value],
                     "printable Latin-1 bytes keep their character; the others move to U+0100 + their rank among the moved bytes")
@@ -41,7 +49,11 @@ def check_gpt2_char(byte_value: int, answer: str) -> bool:
 def check_gpt2_spelling(text: str, answer: str) -> bool:
     """How does a byte-level vocabulary spell ``text``?
 
-    Example: ``check_gpt2_spelling(" hi", "Ġhi")`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_gpt2_spelling
+        >>> check_gpt2_spelling(" hi", "Ġhi")
+        right
+        True
     """
     return _verdict(answer == text_to_gpt2(text), "spell each UTF-8 byte with bytes_to_unicode()")
 
@@ -50,7 +62,11 @@ def check_gpt2_spelling(text: str, answer: str) -> bool:
 def check_pretokens(text: str, pre: str, answer: Sequence[str]) -> bool:
     """What pre-tokens does model ``pre`` cut ``text`` into?
 
-    Example: ``check_pretokens("a 12", "qwen2", ["a", " ", "1", "2"])`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_pretokens
+        >>> check_pretokens("a 12", "qwen2", ["a", " ", "1", "2"])
+        right
+        True
     """
     return _verdict(list(answer) == pretokenize(text, pre),
                     "read the pattern alternatives left to right: contractions, words, digits, punctuation, spaces")
@@ -60,7 +76,11 @@ def check_pretokens(text: str, pre: str, answer: Sequence[str]) -> bool:
 def check_bpe(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], answer: Sequence[bytes]) -> bool:
     """What parts does rank BPE leave for ``word`` given merge ``ranks``?
 
-    Example: ``check_bpe(b"low", {(b"l", b"o"): 0}, [b"lo", b"w"])`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_bpe
+        >>> check_bpe(b"low", {(b"l", b"o"): 0}, [b"lo", b"w"])
+        right
+        True
     """
     expected = bpe_heap(byte_parts(word), pair_ranker(ranks))
     return _verdict(list(answer) == expected, "merge the lowest-rank adjacent pair, leftmost first, until none applies")
@@ -70,7 +90,11 @@ def check_bpe(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], answer: Seq
 def check_first_merges(texts: Sequence[str], answer: Sequence[tuple[bytes, bytes]]) -> bool:
     """What are the first ``len(answer)`` merges the trainer learns from ``texts``?
 
-    Example: ``check_first_merges(["aaab"], [(b"a", b"a")])`` -> True
+    Example:
+        >>> from labkit.exercises.bpe import check_first_merges
+        >>> check_first_merges(["aaab"], [(b"a", b"a")])
+        right
+        True
     """
     trained = train_bpe(texts, vocab_size=256 + len(answer))
     return _verdict(list(answer) == trained.merges,

@@ -31,7 +31,12 @@ def cut_changes_ids(text: str, cut: int) -> bool:
 def check_cut(text: str, cut: int, changes: bool) -> bool:
     """Does cutting ``text`` at ``cut`` change Qwen2's ids? Say ``changes=True`` or ``False``.
 
-    Example: ``check_cut("Hello world, how are you?", 3, changes=True)`` -> True
+    Example:
+        >>> from labkit.exercises.cache import check_cut
+        >>> check_cut("Hello world, how are you?", 3, changes=True)
+        right
+        True
+
     Introduced in notebook ``10_cache_boundaries``.
     """
     right = cut_changes_ids(text, cut)
@@ -44,7 +49,12 @@ def check_cut_before_special(a: str, b: str) -> bool:
     """Show that a cut right *before* a special token is safe: give ``b`` starting with
     ``<|im_start|>`` and any ``a``; right if the ids of a and b add up to the whole.
 
-    Example: ``check_cut_before_special("hi", "<|im_start|>user")`` -> True
+    Example:
+        >>> from labkit.exercises.cache import check_cut_before_special
+        >>> check_cut_before_special("hi", "<|im_start|>user")
+        right
+        True
+
     Introduced in notebook ``10_cache_boundaries``.
     """
     if not b.startswith("<|im_start|>"):

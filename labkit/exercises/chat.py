@@ -4,7 +4,12 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``check_token_count(labkit.load("qwen2"), "<|im_start|>user", 2)`` prints ``right``
+Example:
+    >>> from labkit.exercises.chat import check_token_count
+    >>> import labkit
+    >>> check_token_count(labkit.load("qwen2"), "<|im_start|>user", 2)
+    right
+    True
 """
 from __future__ import annotations
 
@@ -16,7 +21,12 @@ from labkit.exercises import verdict as _verdict
 def check_token_count(tok, text: str, answer: int, *, parse_special: bool = True) -> bool:
     """How many ids does ``text`` encode to (special tokens parsed or not)?
 
-    Example: ``check_token_count(labkit.load("qwen2"), "<|im_end|>", 1)`` -> True
+    Example:
+        >>> from labkit.exercises.chat import check_token_count
+        >>> import labkit
+        >>> check_token_count(labkit.load("qwen2"), "<|im_end|>", 1)
+        right
+        True
     """
     ids = tok.encode(text, parse_special=parse_special).ids
     how = "each special spelling is one id" if parse_special else "special spellings are plain text, cut by BPE"
@@ -62,7 +72,12 @@ def check_plain_template(source: str) -> bool:
 def check_stop_ids(tok, answer) -> bool:
     """Which ids end generation for ``tok`` (its EOS ids plus llama.cpp's end-of-turn spellings)?
 
-    Example: ``check_stop_ids(labkit.load("gpt2"), {50256})`` -> True
+    Example:
+        >>> from labkit.exercises.chat import check_stop_ids
+        >>> import labkit
+        >>> check_stop_ids(labkit.load("gpt2"), {50256})
+        right
+        True
     """
     try:
         given = {int(i) for i in answer}

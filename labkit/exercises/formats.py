@@ -3,7 +3,11 @@
 Each checker prints ``right`` or ``wrong`` with a hint and returns True/False.
 Introduced in notebook ``11_factory_formats_hub``.
 
-Example: ``check_sniff("data/gguf/ggml-vocab-gpt-2.gguf", "gguf")`` prints ``right``
+Example:
+    >>> from labkit.exercises.formats import check_sniff
+    >>> check_sniff("data/gguf/ggml-vocab-gpt-2.gguf", "gguf")
+    right
+    True
 """
 from __future__ import annotations
 
@@ -16,7 +20,13 @@ from labkit.exercises import verdict as _verdict
 def check_sniff(path, answer: str) -> bool:
     """What format does labkit sniff for the file at ``path`` ('unknown' if none)?
 
-    Example: ``check_sniff(bundled_path("qwen2"), "gguf")`` -> True
+    Example:
+        >>> from labkit.exercises.formats import check_sniff
+        >>> from labkit.paths import bundled_path
+        >>> check_sniff(bundled_path("qwen2"), "gguf")
+        right
+        True
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     from labkit.formats.detect import sniff
@@ -49,7 +59,12 @@ def check_error_names_file_and_place(path, message: str) -> bool:
 def check_private_repo(loaded_without_token: bool, loaded_with_token: bool) -> bool:
     """Which loads of a private LocalHub repo worked: without HF_TOKEN, and with it?
 
-    Example: ``check_private_repo(False, True)`` -> True
+    Example:
+        >>> from labkit.exercises.formats import check_private_repo
+        >>> check_private_repo(False, True)
+        right
+        True
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     return _verdict((loaded_without_token, loaded_with_token) == (False, True),

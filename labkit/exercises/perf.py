@@ -38,7 +38,11 @@ def percentile(samples: Sequence[float], q: int) -> float:
 def check_percentile(samples: Sequence[float], q: int, answer: float) -> bool:
     """Is ``answer`` the ``q``-th percentile of ``samples`` (interpolated, as numpy does)?
 
-    Example: ``check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)`` -> True
+    Example:
+        >>> from labkit.exercises.perf import check_percentile
+        >>> check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)
+        right
+        True
     """
     right = percentile(samples, q)
     return _verdict(math.isclose(float(answer), right, rel_tol=1e-9, abs_tol=1e-12),
@@ -73,7 +77,11 @@ def rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int]) -> tuple[i
 def check_rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], naive_calls: int, heap_calls: int) -> bool:
     """Are these the numbers of rank lookups naive and heap BPE make on ``word``?
 
-    Example: ``check_rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1}, 6, 5)`` -> True
+    Example:
+        >>> from labkit.exercises.perf import check_rank_calls
+        >>> check_rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1}, 6, 5)
+        right
+        True
     """
     naive, heap = rank_calls(word, ranks)
     hints = []

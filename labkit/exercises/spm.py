@@ -4,7 +4,11 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``check_score_bpe({"a": -1, "b": -2, "ab": -3}, "ab", ["ab"])`` prints ``right``
+Example:
+    >>> from labkit.exercises.spm import check_score_bpe
+    >>> check_score_bpe({"a": -1, "b": -2, "ab": -3}, "ab", ["ab"])
+    right
+    True
 """
 from __future__ import annotations
 
@@ -28,7 +32,11 @@ def check_score_bpe(scores: Mapping[str, float], text: str, answer: Sequence[str
     """What pieces does score BPE leave for ``text`` (already normalised, ``▁`` for spaces),
     given piece ``scores``? Every character of ``text`` must be a piece.
 
-    Example: ``check_score_bpe({"a": -1, "b": -2, "c": -3, "ab": -5, "bc": -4}, "abc", ["a", "bc"])`` -> True
+    Example:
+        >>> from labkit.exercises.spm import check_score_bpe
+        >>> check_score_bpe({"a": -1, "b": -2, "c": -3, "ab": -5, "bc": -4}, "abc", ["a", "bc"])
+        right
+        True
     """
     pieces = ["<unk>", *scores]
     missing = sorted({ch for ch in text if ch not in scores})
@@ -43,7 +51,11 @@ def check_score_bpe(scores: Mapping[str, float], text: str, answer: Sequence[str
 def check_llama_tokens(text: str, answer: Sequence[str]) -> bool:
     """Which tokens does Llama-2's SentencePiece BPE give ``text`` (no BOS)?
 
-    Example: ``check_llama_tokens(" Hello", ["▁", "▁Hello"])`` -> True
+    Example:
+        >>> from labkit.exercises.spm import check_llama_tokens
+        >>> check_llama_tokens(" Hello", ["▁", "▁Hello"])
+        right
+        True
     """
     return _verdict(list(answer) == _llama().encode(text).tokens,
                     "remember the dummy prefix: a '▁' goes in front of the text, and every space becomes '▁'")
@@ -53,7 +65,11 @@ def check_llama_tokens(text: str, answer: Sequence[str]) -> bool:
 def check_byte_pieces(char: str, answer: Sequence[str]) -> bool:
     """Which byte-fallback pieces spell ``char`` (one ``<0xNN>`` per UTF-8 byte)?
 
-    Example: ``check_byte_pieces("é", ["<0xC3>", "<0xA9>"])`` -> True
+    Example:
+        >>> from labkit.exercises.spm import check_byte_pieces
+        >>> check_byte_pieces("é", ["<0xC3>", "<0xA9>"])
+        right
+        True
     """
     return _verdict(list(answer) == [byte_piece(b) for b in char.encode("utf-8")],
                     "encode the character as UTF-8 and write each byte as <0xNN> with two upper-case hex digits")

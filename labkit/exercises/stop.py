@@ -4,7 +4,11 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebook ``09_stop_sequences_jail``.
 
-Example: ``check_jail("Say Hello", ["Hello world"], "Hello")`` prints ``right``
+Example:
+    >>> from labkit.exercises.stop import check_jail
+    >>> check_jail("Say Hello", ["Hello world"], "Hello")
+    right
+    True
 """
 from __future__ import annotations
 
@@ -19,7 +23,11 @@ from labkit.exercises import unanswered, verdict as _verdict
 def check_jail(text: str, stops, answer: str) -> bool:
     """After ``text`` has streamed out, what does the jail hold for these stop strings?
 
-    Example: ``check_jail("a <|im", ["<|im_end|>"], "<|im")`` -> True
+    Example:
+        >>> from labkit.exercises.stop import check_jail
+        >>> check_jail("a <|im", ["<|im_end|>"], "<|im")
+        right
+        True
     """
     if unanswered(answer):
         return None
@@ -37,7 +45,11 @@ def check_jail(text: str, stops, answer: str) -> bool:
 def check_shown(text: str, answer: str, *, hidden=(), visible=()) -> bool:
     """What does the reader see in the end, for this text and these hidden/visible stops?
 
-    Example: ``check_shown("ab</a>cd", "ab", hidden=["</a>"])`` -> True
+    Example:
+        >>> from labkit.exercises.stop import check_shown
+        >>> check_shown("ab</a>cd", "ab", hidden=["</a>"])
+        right
+        True
     """
     if unanswered(answer):
         return None

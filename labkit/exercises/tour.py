@@ -48,7 +48,12 @@ def _reference(name: str):
 def check_token_count(name: str, text: str, answer: int) -> bool:
     """How many tokens does tokenizer ``name`` make of ``text`` (no BOS/EOS)?
 
-    Example: ``check_token_count("cl100k_base", "Hello world", 2)`` -> True
+    Example:
+        >>> from labkit.exercises.tour import check_token_count
+        >>> check_token_count("cl100k_base", "Hello world", 2)
+        right
+        True
+
     Introduced in notebook ``00_tour``.
     """
     if unanswered(answer):
@@ -61,7 +66,12 @@ def check_token_count(name: str, text: str, answer: int) -> bool:
 def check_tokens(name: str, text: str, answer: Sequence[str]) -> bool:
     """Which tokens, in the model's own spelling, does ``name`` make of ``text``?
 
-    Example: ``check_tokens("gpt2", " hello", ["Ġhello"])`` -> True
+    Example:
+        >>> from labkit.exercises.tour import check_tokens
+        >>> check_tokens("gpt2", " hello", ["Ġhello"])
+        right
+        True
+
     Introduced in notebook ``00_tour``.
     """
     if unanswered(answer):
@@ -83,7 +93,12 @@ def check_tokens(name: str, text: str, answer: Sequence[str]) -> bool:
 def check_fewest_tokens(text: str, answer: str, names: Sequence[str] = tuple(TOUR_REFERENCE)) -> bool:
     """Which of ``names`` needs the fewest tokens for ``text``? (ties: the first in ``names``)
 
-    Example: ``check_fewest_tokens("Hello world", "gpt2", ["gpt2", "botchan-unigram"])`` -> True
+    Example:
+        >>> from labkit.exercises.tour import check_fewest_tokens
+        >>> check_fewest_tokens("Hello world", "gpt2", ["gpt2", "botchan-unigram"])
+        right
+        True
+
     Introduced in notebook ``00_tour``.
     """
     if unanswered(answer):
@@ -101,7 +116,12 @@ def check_fewest_tokens(text: str, answer: str, names: Sequence[str] = tuple(TOU
 def check_round_trip(name: str, text: str, answer: bool) -> bool:
     """Does ``decode(encode(text))`` give ``text`` back exactly for tokenizer ``name``?
 
-    Example: ``check_round_trip("gpt2", "Hello", True)`` -> True
+    Example:
+        >>> from labkit.exercises.tour import check_round_trip
+        >>> check_round_trip("gpt2", "Hello", True)
+        right
+        True
+
     Introduced in notebook ``00_tour``.
     """
     if unanswered(answer):

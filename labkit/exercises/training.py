@@ -27,7 +27,10 @@ def em_step(corpus: Mapping[str, int], probabilities: Mapping[str, float]) -> di
     """One plain EM step of a Unigram model: expected piece counts by forward-backward over
     each word (times its count), then each count divided by their total.
 
-    Example: ``em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5})`` -> about ``{'a': 0.1, 'b': 0.1, 'ab': 0.8}``
+    Example:
+        >>> from labkit.exercises.training import em_step
+        >>> em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5})
+        {'a': 0.09999999999999999, 'b': 0.09999999999999999, 'ab': 0.7999999999999999}
     """
     pieces = list(probabilities)
     if any(p <= 0 for p in probabilities.values()):
@@ -54,7 +57,11 @@ def em_step(corpus: Mapping[str, int], probabilities: Mapping[str, float]) -> di
 def check_em_step(corpus: Mapping[str, int], probabilities: Mapping[str, float], answer) -> bool | None:
     """The piece probabilities after one EM step (E: expected counts, M: normalise), to 3 decimals.
 
-    Example: ``check_em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5}, {"a": 0.1, "b": 0.1, "ab": 0.8})`` -> True
+    Example:
+        >>> from labkit.exercises.training import check_em_step
+        >>> check_em_step({"ab": 1}, {"a": 0.25, "b": 0.25, "ab": 0.5}, {"a": 0.1, "b": 0.1, "ab": 0.8})
+        right
+        True
     """
     if _unanswered(answer):
         return None
@@ -74,7 +81,11 @@ def _sampler():
 def check_most_likely_sample(text: str, answer: Sequence[str]) -> bool | None:
     """The pieces a sample of ``text`` gives as alpha -> infinity (botchan-unigram).
 
-    Example: ``check_most_likely_sample("Hello", ["▁He", "ll", "o"])`` -> True
+    Example:
+        >>> from labkit.exercises.training import check_most_likely_sample
+        >>> check_most_likely_sample("Hello", ["▁He", "ll", "o"])
+        right
+        True
     """
     if _unanswered(answer):
         return None
@@ -98,7 +109,11 @@ def check_spread_at_zero(text: str, answer) -> bool | None:
     """The probability of each segmentation of ``text`` at alpha -> 0 (botchan-unigram),
     as a float or a fraction string such as ``"1/12"``.
 
-    Example: ``check_spread_at_zero("I am", 1 / segmentation_count("I am"))`` -> True
+    Example:
+        >>> from labkit.exercises.training import check_spread_at_zero, segmentation_count
+        >>> check_spread_at_zero("I am", 1 / segmentation_count("I am"))
+        right
+        True
     """
     if _unanswered(answer):
         return None

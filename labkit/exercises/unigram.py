@@ -5,7 +5,11 @@ with a hint that says which part of the answer is wrong, and returns True/False.
 answer is still the stub ``...`` (or ``None``) it prints ``not answered yet``.
 Introduced in notebooks ``05_unigram_trie_viterbi`` and ``06_normalization_charsmap``.
 
-Example: ``check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])`` prints ``right``
+Example:
+    >>> from labkit.exercises.unigram import check_viterbi
+    >>> check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])
+    right
+    True
 """
 from __future__ import annotations
 
@@ -35,7 +39,11 @@ def check_viterbi(scores: Mapping[str, float], text: str, answer: Sequence[str])
     """Which pieces does the Viterbi pass choose for ``text`` (already normalised) given
     piece ``scores``? Unknown characters score ``min score - 10``.
 
-    Example: ``check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])`` -> True
+    Example:
+        >>> from labkit.exercises.unigram import check_viterbi
+        >>> check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])
+        right
+        True
     """
     if unanswered(answer):
         return False
@@ -56,7 +64,11 @@ def check_viterbi(scores: Mapping[str, float], text: str, answer: Sequence[str])
 def check_best_score(scores: Mapping[str, float], text: str, answer: float) -> bool:
     """What total score does the best segmentation of ``text`` reach?
 
-    Example: ``check_best_score({"a": -1, "b": -2, "ab": -2.5}, "ab", -2.5)`` -> True
+    Example:
+        >>> from labkit.exercises.unigram import check_best_score
+        >>> check_best_score({"a": -1, "b": -2, "ab": -2.5}, "ab", -2.5)
+        right
+        True
     """
     if unanswered(answer):
         return False
@@ -72,7 +84,11 @@ def check_best_score(scores: Mapping[str, float], text: str, answer: float) -> b
 def check_botchan_tokens(text: str, answer: Sequence[str]) -> bool:
     """Which tokens does the botchan Unigram model give ``text``?
 
-    Example: ``check_botchan_tokens("What is", ["▁What", "▁is"])`` -> True
+    Example:
+        >>> from labkit.exercises.unigram import check_botchan_tokens
+        >>> check_botchan_tokens("What is", ["▁What", "▁is"])
+        right
+        True
     """
     if unanswered(answer):
         return False
@@ -91,7 +107,11 @@ def check_normalized(text: str, answer: str) -> bool:
     """What does the botchan model's normaliser (NFKC charsmap + whitespace rules) make of
     ``text``?
 
-    Example: ``check_normalized("Ｈｉ  there", "▁Hi▁there")`` -> True
+    Example:
+        >>> from labkit.exercises.unigram import check_normalized
+        >>> check_normalized("Ｈｉ  there", "▁Hi▁there")
+        right
+        True
     """
     if unanswered(answer):
         return False
@@ -112,7 +132,11 @@ def check_normalized(text: str, answer: str) -> bool:
 def check_charsmap_replacement(char: str, answer: str) -> bool:
     """What does the NFKC charsmap replace ``char`` with (itself if no rule applies)?
 
-    Example: ``check_charsmap_replacement("①", "1")`` -> True
+    Example:
+        >>> from labkit.exercises.unigram import check_charsmap_replacement
+        >>> check_charsmap_replacement("①", "1")
+        right
+        True
     """
     if not isinstance(char, str) or not char:
         raise LabkitError("check_charsmap_replacement: give a non-empty str")

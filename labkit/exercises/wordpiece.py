@@ -4,7 +4,11 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``check_wordpiece(["[UNK]", "un", "##aff", "##able"], "unaffable", ["un", "##aff", "##able"])`` prints ``right``
+Example:
+    >>> from labkit.exercises.wordpiece import check_wordpiece
+    >>> check_wordpiece(["[UNK]", "un", "##aff", "##able"], "unaffable", ["un", "##aff", "##able"])
+    right
+    True
 """
 from __future__ import annotations
 
@@ -27,7 +31,11 @@ def _bert():
 def check_basic_words(text: str, answer: Sequence[str]) -> bool:
     """Which words does BERT's (uncased) basic tokenizer cut ``text`` into?
 
-    Example: ``check_basic_words("Héllo, you!", ["hello", ",", "you", "!"])`` -> True
+    Example:
+        >>> from labkit.exercises.wordpiece import check_basic_words
+        >>> check_basic_words("Héllo, you!", ["hello", ",", "you", "!"])
+        right
+        True
     """
     return _verdict(list(answer) == BertBasicTokenizer().tokenize(text),
                     "clean, isolate CJK, strip accents, lowercase, then split on spaces and punctuation")
@@ -38,7 +46,11 @@ def check_wordpiece(vocab: Sequence[str], word: str, answer: Sequence[str]) -> b
     """Which pieces does greedy longest-match WordPiece give ``word`` with this vocabulary
     (add "[UNK]" to it)?
 
-    Example: ``check_wordpiece(["[UNK]", "a", "##b"], "ab", ["a", "##b"])`` -> True
+    Example:
+        >>> from labkit.exercises.wordpiece import check_wordpiece
+        >>> check_wordpiece(["[UNK]", "a", "##b"], "ab", ["a", "##b"])
+        right
+        True
     """
     model = WordPiece.from_tokens(list(vocab))
     return _verdict(list(answer) == model.tokenize(word),
@@ -49,7 +61,11 @@ def check_wordpiece(vocab: Sequence[str], word: str, answer: Sequence[str]) -> b
 def check_bert_tokens(text: str, answer: Sequence[str]) -> bool:
     """Which tokens does the real BERT uncased vocabulary (bge-small) give ``text``?
 
-    Example: ``check_bert_tokens("Hello!", ["hello", "!"])`` -> True
+    Example:
+        >>> from labkit.exercises.wordpiece import check_bert_tokens
+        >>> check_bert_tokens("Hello!", ["hello", "!"])
+        right
+        True
     """
     return _verdict(list(answer) == _bert().encode(text).tokens,
                     "run the basic tokenizer first, then WordPiece on each word")

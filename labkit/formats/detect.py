@@ -134,7 +134,12 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
 def sniff(path) -> str:
     """The format of a tokenizer file (or of the file a folder would be read from), by content.
 
-    Example: ``sniff(data_path("sentencepiece/botchan_en_bpe_1000.model"))`` -> ``'spm_model'``
+    Example:
+        >>> from labkit.formats.detect import sniff
+        >>> from labkit.paths import data_path
+        >>> sniff(data_path("sentencepiece/botchan_en_bpe_1000.model"))
+        'spm_model'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     path = _as_path(path)
@@ -169,7 +174,12 @@ def pick_folder_file(folder: Path) -> Path:
 
     A folder written by labkit's export names its source file in tokenizer_config.json
     (``labkit_source``): that file is read, so the reload matches what was exported.
-    Example: ``pick_folder_file(data_path("hf/all-MiniLM-L6-v2")).name`` -> ``'tokenizer.json'``
+    Example:
+        >>> from labkit.formats.detect import pick_folder_file
+        >>> from labkit.paths import data_path
+        >>> pick_folder_file(data_path("hf/all-MiniLM-L6-v2")).name
+        'tokenizer.json'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     exported = _exported_source(folder)
@@ -217,7 +227,12 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
     A folder is read from :func:`pick_folder_file`; ``tokenizer_config.json`` and chat
     template files beside a tokenizer.json, .model, vocab.json or vocab.txt are applied.
     ``pre`` overrides the pre-tokenizer name of byte-level BPE vocabularies.
-    Example: ``read_vocab(data_path("hf/all-MiniLM-L6-v2")).specials.cls`` -> ``'[CLS]'``
+    Example:
+        >>> from labkit.formats.detect import read_vocab
+        >>> from labkit.paths import data_path
+        >>> read_vocab(data_path("hf/all-MiniLM-L6-v2")).specials.cls
+        '[CLS]'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     if pre is not None and not isinstance(pre, str):

@@ -1,7 +1,11 @@
 """Reading a tokenizer file's bytes, the same way for every reader: a regular file only, its
 size checked against the format's limit before a byte is read.
 
-Example: ``file_bytes("data/tiktoken/cl100k_base.tiktoken")[:4]`` -> ``b'IQ== '``
+Example:
+    >>> from labkit.formats.files import file_bytes
+    >>> file_bytes("data/tiktoken/cl100k_base.tiktoken")[:4]
+    b'IQ=='
+
 Introduced in notebook ``11_factory_formats_hub``.
 """
 from __future__ import annotations
@@ -47,7 +51,11 @@ def read_bytes(path, what: str = "file", limit: int | None = None) -> bytes:
     """A regular file's bytes within the ``what`` size limit; a missing, unreadable,
     special or oversized file is a FormatError naming it.
 
-    Example: ``read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"), "vocab.txt")[:5]`` -> ``b'[PAD]'``
+    Example:
+        >>> from labkit.formats.files import read_bytes
+        >>> from labkit.paths import data_path
+        >>> read_bytes(data_path("hf/all-MiniLM-L6-v2/vocab.txt"), "vocab.txt")[:5]
+        b'[PAD]'
     """
     limit = SIZE_LIMITS[what] if limit is None else limit
     check_regular_file(path, limit, what)

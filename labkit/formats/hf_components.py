@@ -187,7 +187,10 @@ def pipeline_refusal(doc: dict) -> str | None:
     """Why labkit's component-by-component engine (engines/labkit_pipeline.py) cannot serve
     this tokenizer.json exactly, or None: the first component it does not implement.
 
-    Example: ``pipeline_refusal({"model": {"type": "BPE", "dropout": 0.1}})`` -> ``'model BPE dropout=0.1 ...'``
+    Example:
+        >>> from labkit.formats.hf_components import pipeline_refusal
+        >>> pipeline_refusal({"model": {"type": "BPE", "dropout": 0.1}})  # doctest: +ELLIPSIS
+        'model BPE dropout=0.1 ...'
     """
     from labkit.algorithms import hf_decode, hf_normalize, hf_pretokenize
 

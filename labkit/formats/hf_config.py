@@ -16,7 +16,11 @@ Every defect is a :class:`labkit.FormatError` naming the file.
 Introduced in notebook ``07_special_tokens_chat_templates`` (loading priority) and
 ``11_factory_formats_hub`` (tokenizer_config.json).
 
-Example: ``read_vocab(data_path("hf/all-MiniLM-L6-v2")).metadata["tokenizer_config"]["tokenizer_class"]`` -> ``'BertTokenizer'``
+Example:
+    >>> from labkit.formats.detect import read_vocab
+    >>> from labkit.paths import data_path
+    >>> read_vocab(data_path("hf/all-MiniLM-L6-v2")).metadata["tokenizer_config"]["tokenizer_class"]
+    'BertTokenizer'
 """
 from __future__ import annotations
 
@@ -138,7 +142,9 @@ def folder_templates(folder: Path, config: Any = None) -> tuple[dict[str, str], 
     where they came from; None when the folder holds none. ``config`` is the parsed
     tokenizer_config.json when the caller has already read it.
 
-    Example: ``folder_templates(Path("my-model"))`` -> ``({'default': '...'}, 'my-model/chat_template.jinja')``
+    Example:
+        >>> from labkit.formats.hf_config import folder_templates, Path
+        >>> folder_templates(Path("my-model"))
     """
     folder = Path(folder)
     jinja_path = folder / JINJA_NAME

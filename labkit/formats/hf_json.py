@@ -625,7 +625,12 @@ def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc
     """Read a tokenizer.json alone (``labkit.formats.detect.read_vocab`` also applies the
     tokenizer_config.json and chat template files beside it, see ``formats/hf_config.py``).
 
-    Example: ``read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")).specials.cls_id`` -> ``101``
+    Example:
+        >>> from labkit.formats.hf_json import read_hf_json
+        >>> from labkit.paths import data_path
+        >>> read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")).specials.cls_id
+        101
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)

@@ -360,7 +360,12 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
 def read_spm_model(path, *, data: bytes | None = None) -> VocabData:
     """Read a SentencePiece ``.model`` file into VocabData.
 
-    Example: ``read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")).scores[3]``
+    Example:
+        >>> from labkit.formats.spm_model import read_spm_model
+        >>> from labkit.paths import data_path
+        >>> read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")).scores[3]
+        -2.9318392276763916
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)

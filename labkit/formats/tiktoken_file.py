@@ -8,7 +8,11 @@ regex would silently be wrong). Special tokens are not in the file: they come fr
 of the known encodings.
 Introduced in notebook ``02_bpe_byte_level`` (cl100k) and ``11_factory_formats_hub``.
 
-Example: ``read_tiktoken(data_path("tiktoken/cl100k_base.tiktoken")).specials.eos_id`` -> ``100257``
+Example:
+    >>> from labkit.formats.tiktoken_file import read_tiktoken
+    >>> from labkit.paths import data_path
+    >>> read_tiktoken(data_path("tiktoken/cl100k_base.tiktoken")).specials.eos_id
+    100257
 """
 from __future__ import annotations
 

@@ -28,7 +28,11 @@ _EOT = "<|endoftext|>"
 def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
     """``merges.txt`` lines -> [(left, right)] in rank order (a ``#version`` line is skipped).
 
-    Example: ``parse_merges_txt(b"#version: 0.2\\n\\u0120 t\\n", "m")`` -> ``[('Ġ', 't')]``
+    Example:
+        >>> from labkit.formats.vocab_merges import parse_merges_txt
+        >>> parse_merges_txt(b"#version: 0.2\\n\\u0120 t\\n", "m")
+        [('\\\\u0120', 't')]
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     if data.startswith(UTF8_BOM):
@@ -113,7 +117,12 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
 
     The five BERT specials, when present, are special added tokens and [CLS] ... [SEP]
     framing is on; a ``tokenizer_config.json`` beside the file can change the flags.
-    Example: ``read_vocab_txt(data_path("hf/all-MiniLM-L6-v2/vocab.txt")).tokens[101]`` -> ``'[CLS]'``
+    Example:
+        >>> from labkit.formats.vocab_merges import read_vocab_txt
+        >>> from labkit.paths import data_path
+        >>> read_vocab_txt(data_path("hf/all-MiniLM-L6-v2/vocab.txt")).tokens[101]
+        '[CLS]'
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)

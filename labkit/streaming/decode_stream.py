@@ -28,7 +28,14 @@ on every engine, and keep the work of one step bounded:
 
 Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``s = DecodeStream(tok); [s.step(i) for i in tok.encode("héllo").ids]; s.flush()``
+Example:
+    >>> from labkit.streaming.decode_stream import DecodeStream
+    >>> import labkit
+    >>> tok = labkit.load("qwen2")
+    >>> s = DecodeStream(tok)
+    >>> [s.step(i) for i in tok.encode("héllo").ids]
+    ['h', 'él', 'lo']
+    >>> s.flush()
 """
 from __future__ import annotations
 
@@ -236,7 +243,12 @@ def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset
     whole ``<0xNN>`` run the prompt ends in, and context that decodes to nothing (skipped
     special tokens) cannot tell whether the first new word starts with a space.
 
-    Example: ``initial_window_start(list(range(12)), tok.decode)`` -> ``7``
+    Example:
+        >>> from labkit.streaming.decode_stream import initial_window_start
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> initial_window_start(list(range(12)), tok.decode)
+        7
     """
     start = run_clean_start(prompt, max(0, len(prompt) - offset), 0, byte_ids, lambda i: decode([i]) == "")
     while start > 0 and decode(prompt[start:]) == "":
@@ -257,7 +269,13 @@ class SimpleDecodeStream:
     a bounded window for ids that never complete, and care around byte-fallback runs and
     skipped special tokens. Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``s = SimpleDecodeStream(tok, prompt_ids=[9707]); s.step(1879)`` -> ``' world'``
+    Example:
+        >>> from labkit.streaming.decode_stream import SimpleDecodeStream
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> s = SimpleDecodeStream(tok, prompt_ids=[9707])
+        >>> s.step(1879)
+        ' world'
     """
 
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
@@ -302,7 +320,12 @@ class DecodeStream:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``s = labkit.DecodeStream(tok, prompt_ids=[9707]); s.step(1879)`` -> ``' world'``
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> s = labkit.DecodeStream(tok, prompt_ids=[9707])
+        >>> s.step(1879)
+        ' world'
     """
 
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):

@@ -9,7 +9,12 @@
 Both have the same ``step(id) -> str | None`` / ``flush() -> str | None`` shape as
 ``DecodeStream``. Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``PerTokenDecoder(tok).step(tok.encode("🫨").ids[0])`` -> ``'\\ufffd'``
+Example:
+    >>> from labkit.streaming.naive import PerTokenDecoder
+    >>> import labkit
+    >>> tok = labkit.load("qwen2")
+    >>> PerTokenDecoder(tok).step(tok.encode("🫨").ids[0])
+    '�'
 """
 from __future__ import annotations
 

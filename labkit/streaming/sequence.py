@@ -7,7 +7,15 @@ so its cost does not grow with the length of the sequence.
 
 Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``seq = Sequence(tok); seq.append_text("Hello"); seq.append_token(1879)`` -> ``' world'``
+Example:
+    >>> from labkit.streaming.sequence import Sequence
+    >>> import labkit
+    >>> tok = labkit.load("qwen2")
+    >>> seq = Sequence(tok)
+    >>> seq.append_text("Hello")
+    [9707]
+    >>> seq.append_token(1879)
+    ' world'
 """
 from __future__ import annotations
 
@@ -22,7 +30,14 @@ class Sequence:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``seq = labkit.Sequence(tok); seq.append_text("Hi"); seq.text()`` -> ``'Hi'``
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> seq = labkit.Sequence(tok)
+        >>> seq.append_text("Hi")
+        [13048]
+        >>> seq.text()
+        'Hi'
     """
 
     def __init__(self, tok: Tokenizer, *, skip_special_tokens: bool = False):

@@ -362,7 +362,10 @@ class StopStringMatcher:
     def push(self, text: str, check: bool = True) -> tuple[str, StopReason | None]:
         """Feed the next chunk; ``check=False`` lets stops pass (min_tokens) but keeps the jail.
 
-        Example: ``StopStringMatcher(["<|im_end|>"]).push("ok<|im_end|>tail")`` -> ``('ok', StopReason(...))``
+        Example:
+            >>> from labkit.streaming.stop import StopStringMatcher
+            >>> StopStringMatcher(["<|im_end|>"]).push("ok<|im_end|>tail")  # doctest: +ELLIPSIS
+            ('ok', StopReason(...))
         """
         if self.stopped is not None:
             return "", self.stopped
@@ -509,7 +512,10 @@ def stop_reference(text: str, hidden: Iterable[str] = (), visible: Iterable[str]
     The first stop is the one that ends first; of those ending at the same character, the
     longest. A hidden stop is cut off, a visible one kept; later text is dropped.
 
-    Example: ``stop_reference("a<|im_end|>b", ["<|im_end|>"])`` -> ``('a', StopReason(...))``
+    Example:
+        >>> from labkit.streaming.stop import stop_reference
+        >>> stop_reference("a<|im_end|>b", ["<|im_end|>"])  # doctest: +ELLIPSIS
+        ('a', StopReason(...))
     """
     candidates = [(s, False) for s in hidden] + [(s, True) for s in visible]
     best = None
@@ -545,7 +551,11 @@ class StopSequenceDecoder:
     boundaries. Once stopped, every call returns ``Stopped()`` until :meth:`reset`.
     :meth:`flush` ends the generation and releases the jail.
 
-    Example: ``dec = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=["Hello world"]))``
+    Example:
+        >>> from labkit.streaming.stop import StopSequenceDecoder, StopSequenceConfig
+        >>> import labkit
+        >>> tok = labkit.load("qwen2")
+        >>> dec = StopSequenceDecoder(tok, StopSequenceConfig(stop_sequences=["Hello world"]))
     """
 
     def __init__(self, tok, config: StopSequenceConfig, *, skip_special_tokens: bool = True, prompt_ids: Sequence[int] = ()):

@@ -59,7 +59,12 @@ class PromptView:
     def from_encoding(cls, tok, text: str, encoding: Encoding, *, title: str | None = None) -> "PromptView":
         """Pair each id with the slice of ``text`` its offsets cover (its spelling if none).
 
-        Example: ``PromptView.from_encoding(tok, "hi", tok.encode("hi")).tokens[0].text`` -> ``'hi'``
+        Example:
+            >>> from labkit.viz.chat import PromptView
+            >>> import labkit
+            >>> tok = labkit.load("qwen2")
+            >>> PromptView.from_encoding(tok, "hi", tok.encode("hi")).tokens[0].text
+            'hi'
         """
         if not isinstance(encoding, Encoding) or not isinstance(text, str):
             raise LabkitError("prompt view needs the encoded str and its labkit Encoding")

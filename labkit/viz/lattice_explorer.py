@@ -57,7 +57,10 @@ def draw_paths(sampler: UnigramSampler, text: str, *, k: int = 3, alpha: float =
     piece and score), the Viterbi path in red, then one row per n-best path (blue) and per
     sampled path (green) below it. Returns the matplotlib Axes.
 
-    Example: ``draw_paths(UnigramSampler.load("botchan-unigram"), "What is LoRA?", alpha=0.2)``
+    Example:
+        >>> from labkit.viz.lattice_explorer import draw_paths, UnigramSampler
+        >>> draw_paths(UnigramSampler.load("botchan-unigram"), "What is LoRA?", alpha=0.2)
+        <Axes: title={'center': '20 candidate pieces; red: Viterbi; blue: next best; green: samples at alpha=0.2'}>
     """
     import random
 

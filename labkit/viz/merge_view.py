@@ -19,7 +19,10 @@ _CHIP = ("display:inline-block;margin:1px 2px;padding:0 4px;border:1px solid #99
 def chips_html(labels: Sequence[str], highlight: int | None = None) -> str:
     """The parts as boxed labels, the one at index ``highlight`` lit.
 
-    Example: ``chips_html(["a", "b"], highlight=0)`` -> ``'<span style="...#ffe08a">a</span>...'``
+    Example:
+        >>> from labkit.viz.merge_view import chips_html
+        >>> chips_html(["a", "b"], highlight=0)  # doctest: +ELLIPSIS
+        '<span style="...#ffe08a">a</span>...'
     """
     out = []
     for index, label in enumerate(labels):

@@ -86,7 +86,12 @@ class TokenSpans:
     def from_encoding(cls, encoding: Encoding, text: str, *, title: str | None = None) -> "TokenSpans":
         """Group an Encoding's tokens into spans of ``text`` using their offsets.
 
-        Example: ``TokenSpans.from_encoding(tok.encode("hi"), "hi").spans[0].text`` -> ``'hi'``
+        Example:
+            >>> from labkit.viz.spans import TokenSpans
+            >>> import labkit
+            >>> tok = labkit.load("gpt2")
+            >>> TokenSpans.from_encoding(tok.encode("hi"), "hi").spans[0].text
+            'hi'
         """
         if not isinstance(encoding, Encoding):
             raise LabkitError(f"token spans need a labkit Encoding, got {type(encoding).__name__}")
