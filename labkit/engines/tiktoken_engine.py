@@ -56,8 +56,8 @@ class TiktokenTokenizer(Tokenizer):
         self._plain_added = frozenset(a.content for a in vocab.added_tokens if not a.special and a.content)
         self._splitter = AddedTokenSplitter(vocab.added_tokens)
         self._allowed = self._special | self._plain_added
-        # every id has bytes tiktoken knows: decode can be tiktoken's own
-        self._no_holes = all(raw is not None for raw in id_bytes) and len(id_bytes) == backend.n_vocab
+        # ids tiktoken does not know (holes in the ranks); a decode that avoids them is tiktoken's own
+        self._holes = frozenset(i for i, raw in enumerate(id_bytes) if raw is None)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         # Tokenizer.encode has already refused lone surrogates (tiktoken would make them U+FFFD)
@@ -104,7 +104,7 @@ class TiktokenTokenizer(Tokenizer):
         return char_spans(text, [len(self._id_bytes[i] or b"") for i in ids])
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        if not skip_special_tokens and self._no_holes:
+        if not skip_special_tokens and self._holes.isdisjoint(ids):
             return self.backend.decode(ids)  # tiktoken decodes invalid UTF-8 to U+FFFD too
         chunks = []
         for i in ids:
