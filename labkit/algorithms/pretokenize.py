@@ -163,7 +163,13 @@ def reference_nfc(text: str) -> str:
     """NFC as ``tokenizers`` computes it: Python's NFC, except that the marks of
     REFERENCE_STARTERS act as starters (nothing is reordered or composed across them).
 
-    Example: ``reference_nfc("a\\u0899\\u0898")`` -> ``'a\\u0899\\u0898'`` (Python alone swaps them)
+    Example:
+        >>> from labkit.algorithms.pretokenize import reference_nfc
+        >>> import unicodedata
+        >>> reference_nfc("a\\u0899\\u0898")
+        'a࢙࢘'
+        >>> unicodedata.normalize("NFC", "a\\u0899\\u0898")
+        'a࢙࢘'
     """
     if _STARTER_SPLIT.search(text) is None:
         return unicodedata.normalize("NFC", text)

@@ -20,7 +20,12 @@ from labkit.core import AddedToken
 class AddedTokenSplitter:
     """Finds added tokens in text; build once per tokenizer and reuse.
 
-    Example: ``AddedTokenSplitter(vocab.added_tokens).split(text, parse_special=True)``
+    Example:
+        >>> import labkit
+        >>> from labkit.algorithms.specials import AddedTokenSplitter
+        >>> vocab = labkit.load("gpt2").vocab
+        >>> AddedTokenSplitter(vocab.added_tokens).split("a<|endoftext|>b", parse_special=True)
+        [(0, 1, None), (1, 14, 50256), (14, 15, None)]
     """
 
     def __init__(self, added: Sequence[AddedToken]):

@@ -107,7 +107,12 @@ class WordPiece:
         """One word -> (id, start, end) per piece, char offsets into the word. With
         ``trace`` (a list), appends an :class:`Attempt` for every lookup.
 
-        Example: ``model.tokenize_word("unaffable")`` -> ``[(4895, 0, 2), (10354, 2, 5), (3085, 5, 9)]`` (BERT)
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.wordpiece import WordPiece
+            >>> model = WordPiece.from_vocab(labkit.load("bert-bge").vocab)
+            >>> model.tokenize_word("unaffable")
+            [(14477, 0, 3), (20961, 3, 6), (3468, 6, 9)]
         """
         n = len(word)
         if n > self.max_input_chars_per_word:
@@ -144,7 +149,12 @@ class WordPiece:
         """Every lookup the greedy search makes on ``word``, in order (for drawing the search).
 
         Lookups longer than the longest piece of the vocabulary are skipped, since none can match.
-        Example: ``[a.candidate for a in model.trace("unaffable") if a.found]`` -> ``['un', '##aff', '##able']``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.wordpiece import WordPiece
+            >>> model = WordPiece.from_vocab(labkit.load("bert-bge").vocab)
+            >>> [a.candidate for a in model.trace("unaffable") if a.found]
+            ['una', '##ffa', '##ble']
         """
         attempts: list[Attempt] = []
         self.tokenize_word(word, attempts)

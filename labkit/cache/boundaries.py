@@ -10,7 +10,11 @@ Safety is also checked on the tokenizer itself with probe strings, because an en
 rules (a SentencePiece dummy prefix after a special token, for instance) can differ.
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``SafeBoundaries(tok).cut_points("<|im_start|>user\\nhi<|im_end|>")`` -> ``[12, 30]``
+Example:
+    >>> import labkit
+    >>> from labkit.cache.boundaries import SafeBoundaries
+    >>> SafeBoundaries(labkit.load("qwen2")).cut_points("<|im_start|>user\\nhi<|im_end|>")
+    [12, 29]
 """
 from __future__ import annotations
 

@@ -77,7 +77,13 @@ class CachedTokenizer(Tokenizer):
     Pass ``l0_store``/``l1_store`` to share stores between tokenizers: keys carry each
     tokenizer's fingerprint, so one never gets another's ids.
 
-    Example: ``CachedTokenizer(tok, CacheConfig(enable_l1=True)).encode(prompt).ids == tok.encode(prompt).ids``
+    Example:
+        >>> import labkit
+        >>> from labkit.cache.cached_tokenizer import CachedTokenizer, CacheConfig
+        >>> tok = labkit.load("qwen2")
+        >>> prompt = "<|im_start|>user\\nhi<|im_end|>"
+        >>> CachedTokenizer(tok, CacheConfig(enable_l1=True)).encode(prompt).ids == tok.encode(prompt).ids
+        True
     """
 
     def __init__(self, tok: Tokenizer, config: CacheConfig | None = None, *,

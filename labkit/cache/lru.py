@@ -17,7 +17,12 @@ from typing import Any, Hashable
 class LruStore:
     """Least-recently-used map; evicts the oldest entries past ``max_entries`` or ``max_bytes``.
 
-    Example: ``LruStore(max_bytes=1024).put(key, value, size=96)``
+    Example:
+        >>> from labkit.cache.lru import LruStore
+        >>> store = LruStore(max_bytes=1024)
+        >>> store.put("key", [1, 2, 3], size=96)
+        >>> store.get("key")
+        [1, 2, 3]
     """
 
     def __init__(self, *, max_entries: int | None = None, max_bytes: int | None = None,

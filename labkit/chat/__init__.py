@@ -14,7 +14,11 @@ One idea a module:
 
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``labkit.chat.render_chat_template(src, [{"role": "user", "content": "hi"}], add_generation_prompt=True)``
+Example:
+    >>> import labkit.chat
+    >>> src = "{% for m in messages %}{{ m.role }}: {{ m.content }}\\n{% endfor %}"
+    >>> labkit.chat.render_chat_template(src, [{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    'user: hi\\n'
 """
 from __future__ import annotations
 

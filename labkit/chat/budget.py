@@ -4,7 +4,11 @@
 sandbox charges (see ``labkit/chat/sandbox.py``). Introduced in notebook
 ``07_special_tokens_chat_templates``.
 
-Example: ``labkit.chat.ChatTemplate(src, limits=RenderLimits(max_seconds=0.1))``
+Example:
+    >>> import labkit.chat
+    >>> from labkit.chat.budget import RenderLimits
+    >>> labkit.chat.ChatTemplate("{{ messages[0].content }}", limits=RenderLimits(max_seconds=0.1)).render([{"role": "user", "content": "hi"}])
+    'hi'
 """
 from __future__ import annotations
 
@@ -26,7 +30,10 @@ from labkit.chat.errors import TemplateRefused
 class RenderLimits:
     """What one render may spend before the sandbox refuses it (generous for real templates).
 
-    Example: ``ChatTemplate(src, limits=RenderLimits(max_seconds=0.1))``
+    Example:
+        >>> from labkit.chat.budget import RenderLimits
+        >>> RenderLimits(max_seconds=0.1).max_seconds
+        0.1
     """
 
     max_steps: int = 500_000          # loop iterations + calls + filters + operators + prints
@@ -54,7 +61,9 @@ class Budget:
     Every check runs before the work it guards: ``step`` at each loop item, call, filter and
     print (steps and wall clock), ``bound``/``width``/``items`` on the sizes a call is about to
     build or walk. Each single call is bounded in size, so none can run long past the clock.
-    Example: ``Budget(RenderLimits(), None).bound(10, "x")`` (passes)
+    Example:
+        >>> from labkit.chat.budget import Budget, RenderLimits
+        >>> Budget(RenderLimits(), None).bound(10, "x")
     """
 
     def __init__(self, limits: RenderLimits, now: datetime | Callable[[], datetime] | None):

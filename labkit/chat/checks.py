@@ -256,7 +256,11 @@ def bounded_items(budget: Budget, value: Any, what: str) -> Any:
     """``value`` if its length is within the item limit; a generator drawn into a list of at
     most limit + 1 items (then refused if full); anything larger refused before it is walked.
 
-    Example: ``bounded_items(budget, (i for i in range(3)), "x")`` -> ``[0, 1, 2]``
+    Example:
+        >>> from labkit.chat.budget import Budget, RenderLimits
+        >>> from labkit.chat.checks import bounded_items
+        >>> bounded_items(Budget(RenderLimits(), None), (i for i in range(3)), "x")
+        [0, 1, 2]
     """
     limit = budget.limits.max_filter_items
     try:

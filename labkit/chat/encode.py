@@ -48,7 +48,12 @@ def apply_chat_template(tok, messages, *, add_generation_prompt: bool = False, c
 def duplicate_special_warnings(tok, ids: list[int]) -> list[str]:
     """llama.cpp's warnings for a prompt that starts with BOS twice or ends with EOS twice.
 
-    Example: ``duplicate_special_warnings(tok, [1, 1, 15043])`` -> ``['... 2 BOS tokens ...']``
+    Example:
+        >>> import labkit
+        >>> from labkit.chat.encode import duplicate_special_warnings
+        >>> tok = labkit.load("llama-spm")
+        >>> duplicate_special_warnings(tok, [1, 1, 15043])
+        ["the prompt starts with 2 BOS tokens ('<s>'): the template already writes BOS and add_special_tokens=True added another; render then encode with add_special_tokens=False"]
     """
     specials = tok.special_tokens
     out = []

@@ -6,7 +6,11 @@ renders it many times; around each render it applies transformers' rules
 ``documents`` checks, ``reasoning_content`` shown as ``thinking``. Errors name the template line.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``render_chat_template(src, [{"role": "user", "content": "hi"}], add_generation_prompt=True)``
+Example:
+    >>> from labkit.chat.render import render_chat_template
+    >>> src = "{% for m in messages %}{{ m.role }}: {{ m.content }}\\n{% endfor %}"
+    >>> render_chat_template(src, [{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    'user: hi\\n'
 """
 from __future__ import annotations
 
@@ -25,7 +29,11 @@ from labkit.chat.sandbox import compiled_template
 class ChatTemplate:
     """A compiled chat template with its limits; render it many times.
 
-    Example: ``ChatTemplate(src).render(messages, add_generation_prompt=True, eos_token="</s>")``
+    Example:
+        >>> from labkit.chat.render import ChatTemplate
+        >>> src = "{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}"
+        >>> ChatTemplate(src).render([{"role": "user", "content": "hi"}], add_generation_prompt=True, eos_token="</s>")
+        'hi</s>'
     """
 
     def __init__(self, source: str, *, name: str = "chat template", limits: RenderLimits = DEFAULT_LIMITS):
@@ -195,7 +203,11 @@ def render_chat_template(template, messages, *, add_generation_prompt: bool = Fa
     rules; ``now`` (a datetime, or a callable returning one) fixes ``strftime_now``.
     A list of conversations renders to a list of strings.
 
-    Example: ``render_chat_template(src, [{"role": "user", "content": "hi"}], eos_token="<|im_end|>")``
+    Example:
+        >>> from labkit.chat.render import render_chat_template
+        >>> src = "{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}"
+        >>> render_chat_template(src, [{"role": "user", "content": "hi"}], eos_token="<|im_end|>")
+        'hi<|im_end|>'
     """
     compiled = template if isinstance(template, ChatTemplate) else ChatTemplate(template)
     return compiled.render(messages, add_generation_prompt=add_generation_prompt, now=now, **variables)

@@ -11,7 +11,10 @@ checked before they run (``labkit/chat/checks.py``); and nesting deeper than Pyt
 compile is refused before compiling. Every failure is a :class:`labkit.LabkitError`.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``GuardedEnvironment().compile_guarded("{{ x }}")``
+Example:
+    >>> from labkit.chat.sandbox import GuardedEnvironment
+    >>> GuardedEnvironment().compile_guarded("{{ x }}").render(x=1)
+    '1'
 """
 from __future__ import annotations
 
@@ -160,7 +163,10 @@ class _GenerationBlock(jinja2.ext.Extension):
 class GuardedEnvironment(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox, made loud and budgeted (see the module docstring).
 
-    Example: ``GuardedEnvironment().compile_guarded("{{ x }}")``
+    Example:
+        >>> from labkit.chat.sandbox import GuardedEnvironment
+        >>> GuardedEnvironment().compile_guarded("{{ x }}").render(x=1)
+        '1'
     """
 
     intercepted_binops = frozenset({"+", "*", "**", "%"})

@@ -100,8 +100,8 @@ def all_cases(family_names: Sequence[str] | None = None) -> list[ConfigCase]:
 
     Example:
         >>> from labkit.conformance.cases import all_cases
-        >>> len(all_cases(["hf"]))
-        70
+        >>> 60 <= len(all_cases(["hf"]))  # the count grows as configurations are added
+        True
     """
     _import_providers()
     chosen = list(_PROVIDERS) if family_names is None else list(family_names)

@@ -117,7 +117,9 @@ def export_tokenizer_json(tok: Tokenizer, path) -> Path:
     Example:
         >>> from labkit.engines.hf_export import export_tokenizer_json
         >>> import labkit
-        >>> export_tokenizer_json(labkit.load("gpt2"), "gpt2-export").name
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> export_tokenizer_json(labkit.load("gpt2"), folder + "/gpt2-export").name
         'tokenizer.json'
     """
     path = Path(path)

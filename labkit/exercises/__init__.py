@@ -34,7 +34,11 @@ NOT_ANSWERED = "not answered yet"
 def unanswered(*answers: Any) -> bool:
     """True (and prints ``not answered yet``) while an answer is still the stub ``None`` or ``...``.
 
-    Example: ``unanswered(...)`` prints ``not answered yet: replace ... with your answer`` -> True
+    Example:
+        >>> from labkit.exercises import unanswered
+        >>> unanswered(...)
+        not answered yet: replace ... with your answer
+        True
     """
     if any(answer is None or answer is Ellipsis for answer in answers):
         print(f"{NOT_ANSWERED}: replace ... with your answer")

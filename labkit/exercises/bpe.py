@@ -4,7 +4,11 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebooks ``01_bytes_and_unicode`` and ``02_bpe_byte_level``.
 
-Example: ``check_gpt2_spelling(" hi", "Ġhi")`` prints ``right`` and returns True
+Example:
+    >>> from labkit.exercises.bpe import check_gpt2_spelling
+    >>> check_gpt2_spelling(" hi", "Ġhi")
+    right
+    True
 """
 from __future__ import annotations
 

@@ -3,7 +3,11 @@
 Each checker works the right answer out itself, prints ``right`` or ``wrong`` with a hint,
 and returns True/False. Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``check_cut("Hello world", 5, changes=False)`` prints ``right`` and returns True
+Example:
+    >>> from labkit.exercises.cache import check_cut
+    >>> check_cut("Hello world", 5, changes=False)
+    right
+    True
 """
 from __future__ import annotations
 

@@ -4,7 +4,11 @@ Each checker computes the right answer with labkit, compares, prints ``right`` o
 with a hint, and returns True/False.
 Introduced in notebook ``12_performance_and_metrics``.
 
-Example: ``check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)`` prints ``right`` and returns True
+Example:
+    >>> from labkit.exercises.perf import check_percentile
+    >>> check_percentile([1.0, 2.0, 3.0, 4.0], 50, 2.5)
+    right
+    True
 """
 from __future__ import annotations
 

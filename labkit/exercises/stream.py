@@ -40,7 +40,13 @@ def _say(ok: bool, message: str) -> bool:
 def check_split_character(tok, ids) -> bool:
     """Right if ``ids`` decode to clean text but at least one id alone decodes to U+FFFD.
 
-    Example: ``check_split_character(tok, tok.encode("🫨").ids)`` prints ``right: ...``
+    Example:
+        >>> import labkit
+        >>> from labkit.exercises.stream import check_split_character
+        >>> tok = labkit.load("gpt2")
+        >>> check_split_character(tok, tok.encode("🫨").ids)
+        right: '\\U0001fae8' is 3 ids; alone, 3 of them decode to U+FFFD
+        True
     """
     if unanswered(ids):
         return None
@@ -125,7 +131,13 @@ def detokenizer_cases(tok) -> list[tuple[str, list[int]]]:
 def check_detokenizer(make: Callable[[object], object], tok) -> bool:
     """Right if ``make(tok)`` streams every case so that chunks + flush == ``tok.decode(ids)``.
 
-    Example: ``check_detokenizer(lambda tok: labkit.DecodeStream(tok), tok)`` prints ``right: ...``
+    Example:
+        >>> import labkit
+        >>> from labkit.exercises.stream import check_detokenizer
+        >>> tok = labkit.load("gpt2")
+        >>> check_detokenizer(lambda tok: labkit.DecodeStream(tok), tok)
+        right: all 6 kinds of id sequence stream to exactly decode(ids) on ggml-vocab-gpt-2.gguf
+        True
     """
     if unanswered(make):
         return None

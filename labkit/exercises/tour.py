@@ -4,7 +4,11 @@ Each checker works the right answer out with a reference engine, compares it wit
 prints ``right`` or ``wrong`` with a hint, and returns True/False.
 Introduced in notebook ``00_tour``.
 
-Example: ``check_token_count("gpt2", " hello world", 2)`` prints ``right`` and returns True
+Example:
+    >>> from labkit.exercises.tour import check_token_count
+    >>> check_token_count("gpt2", " hello world", 2)
+    right
+    True
 """
 from __future__ import annotations
 

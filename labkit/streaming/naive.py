@@ -29,7 +29,13 @@ class PerTokenDecoder:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``[PerTokenDecoder(tok).step(i) for i in ids]``
+    Example:
+        >>> import labkit
+        >>> from labkit.streaming.naive import PerTokenDecoder
+        >>> tok = labkit.load("gpt2")
+        >>> decoder = PerTokenDecoder(tok)
+        >>> [decoder.step(i) for i in tok.encode("né").ids]
+        ['n', 'é']
     """
 
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):
@@ -55,7 +61,13 @@ class FullRedecodeDecoder:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``d = FullRedecodeDecoder(tok); "".join(filter(None, map(d.step, ids)))``
+    Example:
+        >>> import labkit
+        >>> from labkit.streaming.naive import FullRedecodeDecoder
+        >>> tok = labkit.load("gpt2")
+        >>> d = FullRedecodeDecoder(tok)
+        >>> "".join(filter(None, map(d.step, tok.encode("héllo 🫨").ids)))
+        'héllo \\U0001fae8'
     """
 
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):

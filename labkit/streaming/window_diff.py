@@ -19,7 +19,12 @@ id stays bounded.
 
 Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``WindowDiffDecoder(tok, k=4, fallback=True).step_batch(ids)``
+Example:
+    >>> import labkit
+    >>> from labkit.streaming.window_diff import WindowDiffDecoder
+    >>> tok = labkit.load("gpt2")
+    >>> WindowDiffDecoder(tok, k=4, fallback=True).step_batch(tok.encode("Hello world").ids)
+    ['Hello', ' world']
 """
 from __future__ import annotations
 
@@ -45,7 +50,14 @@ class WindowDiffDecoder:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``d = WindowDiffDecoder(tok, k=4); [d.step(i) for i in ids]; d.flush()``
+    Example:
+        >>> import labkit
+        >>> from labkit.streaming.window_diff import WindowDiffDecoder
+        >>> tok = labkit.load("gpt2")
+        >>> d = WindowDiffDecoder(tok, k=4)
+        >>> [d.step(i) for i in tok.encode("héllo").ids]
+        ['h', 'é', 'llo']
+        >>> d.flush()
     """
 
     def __init__(
