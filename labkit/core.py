@@ -92,7 +92,10 @@ class AddedToken:
 class SpecialTokens:
     """Named special tokens of a model, their ids, and whether BOS/EOS are added.
 
-    Example: ``tok.special_tokens.eos_id`` -> 50256 for GPT-2.
+    Example:
+        >>> import labkit
+        >>> labkit.load("gpt2").special_tokens.eos_id
+        50256
     """
 
     bos: str | None = None

@@ -126,7 +126,12 @@ def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text
     """``add_special_tokens``: (ids, offsets) with BOS/EOS (or [CLS] ... [SEP]) added as the
     model's config says; the engines that split added tokens themselves all frame this way.
 
-    Example: ``frame(vocab, [15043], [(0, 5)], 5)`` -> ``([1, 15043], [(0, 0), (0, 5)])`` (llama-spm)
+    Example:
+        >>> import labkit
+        >>> from labkit.engines.base import frame
+        >>> frame(labkit.load("llama-spm").vocab, [15043], [(0, 5)], 5)
+        ([1, 15043], [(0, 0), (0, 5)])
+
     Introduced in notebook ``07_special_tokens_chat_templates``.
     """
     sp = vocab.specials

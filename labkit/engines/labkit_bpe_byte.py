@@ -134,7 +134,10 @@ class ByteLevelBPE(LabkitTokenizer):
         """BPE one pre-token (no cache): its ids. ``naive`` picks the O(n²) loop; ``trace``
         records every merge.
 
-        Example: ``tok.word_ids(" lower")`` -> ``[2793]`` for GPT-2
+        Example:
+            >>> import labkit
+            >>> labkit.load("gpt2", engine="labkit").word_ids(" lower")
+            [2793]
         """
         data = word.encode("utf-8")
         if not data:
@@ -212,7 +215,10 @@ class ByteLevelBPE(LabkitTokenizer):
     def merge_trace(self, word: str, *, naive: bool = False) -> MergeTrace:
         """The merges BPE makes on one pre-token, step by step (for ``labkit.viz.merges``).
 
-        Example: ``tok.merge_trace(" lower").steps[0].merged`` -> ``b'er'`` for GPT-2
+        Example:
+            >>> import labkit
+            >>> labkit.load("gpt2", engine="labkit").merge_trace(" lower").steps[0].merged
+            b'er'
         """
         trace = MergeTrace()
         self.word_ids(word, naive=naive, trace=trace)
@@ -264,7 +270,10 @@ class ByteLevelBPE(LabkitTokenizer):
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no added-token matching and no BOS/EOS (the fast path).
 
-        Example: ``tok.encode_ordinary("Hello world")`` -> ``[15496, 995]`` for GPT-2
+        Example:
+            >>> import labkit
+            >>> labkit.load("gpt2", engine="labkit").encode_ordinary("Hello world")
+            [15496, 995]
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
@@ -294,7 +303,10 @@ class ByteLevelBPE(LabkitTokenizer):
     def token_bytes_of(self, index: int) -> bytes:
         """The raw bytes of one id (added tokens: their UTF-8 text).
 
-        Example: ``tok.token_bytes_of(995)`` -> ``b' world'`` for GPT-2
+        Example:
+            >>> import labkit
+            >>> labkit.load("gpt2", engine="labkit").token_bytes_of(995)
+            b' world'
         """
         (index,) = self._check_ids([index])
         return self.id_bytes[index]

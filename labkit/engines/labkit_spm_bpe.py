@@ -163,7 +163,10 @@ class SpmBpeTokenizer(LabkitTokenizer):
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no added-token matching and no BOS (a fast path for benchmarks).
 
-        Example: ``tok.encode_ordinary("Hello world")`` -> ``[15043, 3186]`` (llama-spm)
+        Example:
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").encode_ordinary("Hello world")
+            [15043, 3186]
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")

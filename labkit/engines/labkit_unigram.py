@@ -177,7 +177,11 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         """The lattice of ``text`` after normalisation: every candidate piece, the best
         score at each offset and the best path (see ``labkit.viz.lattice`` to draw it).
 
-        Example: ``tok.lattice("What is LoRA?").results_table()``
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("botchan-unigram", engine="labkit")
+            >>> tok.lattice("What is LoRA?").results_table()[0]
+            {'offset': 0, 'char': '', 'best_score': 0.0, 'last_piece': '', 'last_id': None, 'starts_at': None, 'on_best_path': True}
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: lattice() takes str, got {type(text).__name__}")

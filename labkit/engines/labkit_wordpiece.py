@@ -79,7 +79,10 @@ class WordPieceTokenizer(LabkitTokenizer):
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no added-token matching and no [CLS]/[SEP] (a fast path).
 
-        Example: ``tok.encode_ordinary("Hello world")`` -> ``[7592, 2088]`` (bert-bge)
+        Example:
+            >>> import labkit
+            >>> labkit.load("bert-bge", engine="labkit").encode_ordinary("Hello world")
+            [7592, 2088]
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")

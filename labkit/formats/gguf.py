@@ -194,7 +194,12 @@ def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
     """Read every key/value pair of a GGUF file's header into a dict: the tokenizer's arrays
     as lists, any other array as a SkippedArray (its type and length; never built).
 
-    Example: ``len(read_gguf_kv(p)["tokenizer.ggml.tokens"])`` -> ``151936`` for qwen2
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.gguf import read_gguf_kv
+        >>> len(read_gguf_kv(data_path("gguf/ggml-vocab-qwen2.gguf"))["tokenizer.ggml.tokens"])
+        151936
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     source = str(path)
@@ -269,7 +274,13 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     """Turn GGUF key/values into VocabData (tokens, types, scores, merges, specials, flags),
     one helper per kind of record.
 
-    Example: ``gguf_to_vocab(read_gguf_kv(p), str(p)).model`` -> ``'bpe_byte'`` for gpt-2
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.gguf import gguf_to_vocab, read_gguf_kv
+        >>> p = data_path("gguf/ggml-vocab-gpt-2.gguf")
+        >>> gguf_to_vocab(read_gguf_kv(p), str(p)).model
+        'bpe_byte'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     ggml_model, family = _model_family(kv, source)

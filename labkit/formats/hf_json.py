@@ -84,7 +84,12 @@ def parse_json(data: bytes, source: str) -> Any:
 def load_json_file(path) -> Any:
     """Read and parse one JSON file (FormatError on any problem).
 
-    Example: ``load_json_file(folder / "tokenizer_config.json")["tokenizer_class"]`` -> ``'BertTokenizer'``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.hf_json import load_json_file
+        >>> load_json_file(data_path("hf/all-MiniLM-L6-v2") / "tokenizer_config.json")["tokenizer_class"]
+        'BertTokenizer'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     return parse_json(read_bytes(path), str(path))
@@ -513,7 +518,14 @@ def _metadata(doc: dict, kind: str, table: _ModelTable, framing: dict, raw_text:
 def hf_json_to_vocab(doc: Any, source: str, *, raw_text: str | None = None, pre: str | None = None) -> VocabData:
     """Turn a parsed tokenizer.json into VocabData (tokenizer_config.json is applied separately).
 
-    Example: ``hf_json_to_vocab(json.loads(text), "tokenizer.json").model`` -> ``'wordpiece'``
+    Example:
+        >>> import json
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.hf_json import hf_json_to_vocab
+        >>> text = data_path("hf/all-MiniLM-L6-v2/tokenizer.json").read_text()
+        >>> hf_json_to_vocab(json.loads(text), "tokenizer.json").model
+        'wordpiece'
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     expect(doc, dict, source, "the top level")

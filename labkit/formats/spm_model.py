@@ -240,7 +240,13 @@ def parse_model_proto(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
     """Decode a ModelProto into plain dicts: pieces [(piece, score, type)], trainer_spec,
     normalizer_spec, denormalizer_spec (or None) and unknown top-level records.
 
-    Example: ``parse_model_proto(open(p, "rb").read())["trainer_spec"]["model_type"]`` -> ``2``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.spm_model import parse_model_proto
+        >>> p = data_path("sentencepiece/botchan_en_bpe_1000.model")
+        >>> parse_model_proto(p.read_bytes())["trainer_spec"]["model_type"]
+        2
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -276,7 +282,13 @@ def parse_model_proto(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
 def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
     """Turn a parsed ModelProto into VocabData (model "unigram" or "spm_bpe").
 
-    Example: ``model_proto_to_vocab(parse_model_proto(blob), "m.model").scores[:2]``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.spm_model import model_proto_to_vocab, parse_model_proto
+        >>> blob = data_path("sentencepiece/botchan_en_unigram_1000.model").read_bytes()
+        >>> model_proto_to_vocab(parse_model_proto(blob), "m.model").scores[:2]
+        [0.0, 0.0]
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     pieces = proto["pieces"]
@@ -377,7 +389,12 @@ def looks_like_model_proto(data: bytes) -> bool:
     """True when ``data`` starts like a ModelProto: a piece record holding a UTF-8 piece
     (then optional score and type), or a trainer/normalizer spec message.
 
-    Example: ``looks_like_model_proto(open(p, "rb").read(4096))`` -> ``True``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.spm_model import looks_like_model_proto
+        >>> looks_like_model_proto(data_path("sentencepiece/botchan_en_bpe_1000.model").read_bytes()[:4096])
+        True
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     wire = _Wire(bytes(data[:4096]), "<sniff>")

@@ -74,7 +74,14 @@ def tiktoken_expected_hashes() -> dict[str, set[str]]:
     is installed, the ``expected_hash`` of each ``load_tiktoken_bpe(".../<name>.tiktoken")``
     call in its source (read with ``ast``, never executed: the constructors download).
 
-    Example: ``"223921b7..." in tiktoken_expected_hashes()["cl100k_base"]`` -> ``True``
+    Example:
+        >>> import hashlib
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.tiktoken_file import tiktoken_expected_hashes
+        >>> sha = hashlib.sha256(data_path("tiktoken/cl100k_base.tiktoken").read_bytes()).hexdigest()
+        >>> sha in tiktoken_expected_hashes()["cl100k_base"]
+        True
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     table = {name: {info["sha256"]} for name, info in KNOWN_ENCODINGS.items()}
@@ -104,7 +111,14 @@ def tiktoken_expected_hashes() -> dict[str, set[str]]:
 def identify_encoding(digest: str, filename: str) -> str | None:
     """The known encoding a file is, by its sha256 first, else by its file name (checked).
 
-    Example: ``identify_encoding(sha, "cl100k_base.tiktoken")`` -> ``'cl100k_base'``
+    Example:
+        >>> import hashlib
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.tiktoken_file import identify_encoding
+        >>> sha = hashlib.sha256(data_path("tiktoken/cl100k_base.tiktoken").read_bytes()).hexdigest()
+        >>> identify_encoding(sha, "cl100k_base.tiktoken")
+        'cl100k_base'
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     hashes = tiktoken_expected_hashes()
@@ -170,7 +184,12 @@ def read_tiktoken(path, *, pre: str | None = None, data: bytes | None = None) ->
 
     Ids with no token (holes, such as cl100k's 100256 and 100261-100275) get type UNUSED,
     a placeholder spelling ``<|unused_ID|>`` and no bytes.
-    Example: ``read_tiktoken(p).tokens[9906]`` -> ``'Hello'``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.tiktoken_file import read_tiktoken
+        >>> read_tiktoken(data_path("tiktoken/cl100k_base.tiktoken")).tokens[9906]
+        'Hello'
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(path)

@@ -57,7 +57,18 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
     """Read vocab.json + merges.txt as a GPT-2 style byte-level BPE (model "bpe_byte").
 
     ``<|endoftext|>``, when present, is the special end-of-text token (BOS and EOS in GPT-2).
-    Example: ``read_vocab_merges(folder / "vocab.json", folder / "merges.txt").pre`` -> ``'gpt-2'``
+    Example:
+        >>> import labkit, tempfile
+        >>> from pathlib import Path
+        >>> from labkit.formats.vocab_merges import read_vocab_merges
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "vocab.json").write_text('{"a": 0, "b": 1, "ab": 2}')
+        25
+        >>> (folder / "merges.txt").write_text("#version: 0.2\\na b\\n")
+        18
+        >>> read_vocab_merges(folder / "vocab.json", folder / "merges.txt").merges
+        [('a', 'b')]
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(vocab_path)

@@ -331,8 +331,13 @@ class StopStringMatcher:
     outcome of a push depends only on ``(state, chunk)`` and is remembered (token texts
     repeat), which makes the usual push one dictionary lookup however many stops there are.
 
-    Example: ``m = StopStringMatcher(["Hello world"]); m.push("Hello"); m.push(" test")``
-    -> ``('', None)`` then ``('Hello test', None)``
+    Example:
+        >>> from labkit.streaming.stop import StopStringMatcher
+        >>> m = StopStringMatcher(["Hello world"])
+        >>> m.push("Hello")
+        ('', None)
+        >>> m.push(" test")
+        ('Hello test', None)
     """
 
     def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):

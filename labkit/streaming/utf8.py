@@ -67,7 +67,10 @@ class Utf8StreamDecoder:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example: ``Utf8StreamDecoder().step(b"\\x80")`` -> ``'\\ufffd'`` (an orphan continuation byte)
+    Example:
+        >>> from labkit.streaming.utf8 import Utf8StreamDecoder
+        >>> Utf8StreamDecoder().step(b"\\x80")
+        '�'
     """
 
     def __init__(self):

@@ -48,7 +48,13 @@ class PromptToken:
 class PromptView:
     """An encoded prompt drawn token by token, special tokens dark, the others pastel.
 
-    Example: ``PromptView.from_encoding(tok, text, tok.encode(text))``
+    Example:
+        >>> import labkit
+        >>> from labkit.viz.chat import PromptView
+        >>> tok = labkit.load("qwen2")
+        >>> text = "<|im_start|>user\\nhi<|im_end|>"
+        >>> PromptView.from_encoding(tok, text, tok.encode(text))
+        [<|im_start|>]|user|↵|hi|[<|im_end|>]
     """
 
     def __init__(self, tokens: list[PromptToken], *, title: str | None = None):
@@ -159,7 +165,14 @@ def compare_templates(templates: Mapping[str, str], messages, **variables) -> Te
     """Render one conversation with each template; a template that refuses it shows its error.
 
     ``variables`` may map a template name to its own variables under ``per_template``.
-    Example: ``compare_templates({"chatml": src}, [{"role": "user", "content": "hi"}])``
+    Example:
+        >>> from labkit.viz.chat import compare_templates
+        >>> src = "{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n{% endfor %}"
+        >>> compare_templates({"chatml": src}, [{"role": "user", "content": "hi"}])
+        == chatml ==
+        <|im_start|>user
+        hi<|im_end|>
+        <BLANKLINE>
     """
     from labkit.chat import ChatTemplateError, render_chat_template
 

@@ -5,7 +5,10 @@ Byte-level BPE (:mod:`labkit.viz.merges`, parts spelled the GPT-2 way, ranked me
 SentencePiece score BPE (:mod:`labkit.viz.score_merges`, ``▁`` pieces, scored merges) fill in
 the labels; the layout is this module's. Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``chips_html(["Ġl", "ow", "er"], highlight=1)``
+Example:
+    >>> from labkit.viz.merge_view import chips_html
+    >>> chips_html(["Ġl", "ow", "er"], highlight=1).count("<span")
+    3
 """
 from __future__ import annotations
 

@@ -28,7 +28,12 @@ def spell(part: bytes) -> str:
 def parts_at(trace: MergeTrace, step: int) -> tuple[bytes, ...]:
     """The parts after ``step`` merges (0 = the starting bytes).
 
-    Example: ``parts_at(trace, len(trace))`` == ``trace.final``
+    Example:
+        >>> import labkit
+        >>> from labkit.viz.merges import parts_at
+        >>> trace = labkit.load("gpt2").merge_trace(" lower")
+        >>> parts_at(trace, len(trace)) == trace.final
+        True
     """
     if not isinstance(step, int) or not 0 <= step <= len(trace.steps):
         raise LabkitError(f"parts_at(): step must be 0..{len(trace.steps)}, got {step!r}")

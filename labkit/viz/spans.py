@@ -75,7 +75,12 @@ def _html_visible(text: str) -> str:
 class TokenSpans:
     """A drawing of tokens over text: ``_repr_html_`` for notebooks, ``repr`` for a terminal.
 
-    Example: ``TokenSpans.from_encoding(enc, text)._repr_html_()``
+    Example:
+        >>> import labkit
+        >>> from labkit.viz.spans import TokenSpans
+        >>> enc = labkit.load("gpt2").encode("hi")
+        >>> TokenSpans.from_encoding(enc, "hi")._repr_html_()[:5]
+        '<div '
     """
 
     def __init__(self, spans: list[Span], *, title: str | None = None):

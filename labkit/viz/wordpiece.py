@@ -6,7 +6,15 @@ vocabulary has it (the piece taken) and red when not; the search then moves on f
 of the green span. Static HTML + text (``repr``), and a matplotlib picture.
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``GreedySearch("unaffable", model.trace("unaffable"))``
+Example:
+    >>> import labkit
+    >>> from labkit.algorithms.wordpiece import WordPiece
+    >>> from labkit.viz.wordpiece import GreedySearch
+    >>> model = WordPiece.from_vocab(labkit.load("minilm").vocab)
+    >>> print(repr(GreedySearch("unaffable", model.trace("unaffable")))[:60])
+    unaffable
+    ---------  unaffable  not in vocab
+    --------   unaf
 """
 from __future__ import annotations
 
