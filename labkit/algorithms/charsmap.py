@@ -537,7 +537,12 @@ class SpmNormalizer:
         """The normaliser a VocabData's ``normalizer`` dict describes (user-defined pieces
         from its token types); ``compat`` as for the constructor.
 
-        Example: ``SpmNormalizer.from_vocab(read_spm_model(path)).normalize("Ｈｉ")`` -> ``'▁Hi'``
+        Example:
+            >>> from labkit.paths import data_path
+            >>> from labkit.formats.spm_model import read_spm_model
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer.from_vocab(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))).normalize("Ｈｉ")
+            '▁Hi'
         """
         norm = vocab.normalizer or {}
         user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == TOKEN_USER_DEFINED]
@@ -758,7 +763,11 @@ class SpmNormalizer:
         """True when some char of ``text`` could start a user-defined symbol or a charsmap
         rule (or is a lone surrogate); False means normalising only applies whitespace rules.
 
-        Example: ``SpmNormalizer.from_vocab(vocab).needs_lookup("plain ascii")`` -> ``False``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer.from_vocab(labkit.load("botchan-unigram").vocab).needs_lookup("plain ascii")
+            False
         """
         self._ensure_shape()
         if self._bytes_only:

@@ -22,7 +22,12 @@ be made by a merge but are then split back into the two halves that made them.
 
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``SpmBpeModel.from_vocab(vocab).encode("▁Hello▁world")`` -> ``[15043, 3186]`` (llama-spm)
+Example:
+    >>> import labkit
+    >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+    >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+    >>> model.encode("▁Hello▁world")
+    [15043, 3186]
 """
 from __future__ import annotations
 
@@ -100,7 +105,12 @@ class SpmBpeModel:
     def from_vocab(cls, vocab) -> "SpmBpeModel":
         """The model of a VocabData (GGUF llama vocab or a SentencePiece BPE ``.model``).
 
-        Example: ``SpmBpeModel.from_vocab(read_gguf(bundled_path("llama-spm")))``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> len(model.pieces_to_ids(["▁Hello"]))
+            1
         """
         if vocab.scores is None:
             raise LabkitError(f"{vocab.name}: SentencePiece BPE needs piece scores")
@@ -117,7 +127,12 @@ class SpmBpeModel:
         """Split normalised text into (symbol, frozen) pairs: one per character, except a
         user-defined piece, which is one frozen symbol (longest match wins).
 
-        Example: ``model.initial_symbols("▁ab")`` -> ``[('▁', False), ('a', False), ('b', False)]``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.initial_symbols("▁ab")
+            [('▁', False), ('a', False), ('b', False)]
         """
         if not self._user_by_first:
             return [(ch, False) for ch in text]
@@ -140,7 +155,12 @@ class SpmBpeModel:
 
         Returns the final symbols (unused pieces already split back). With ``trace`` (a
         list), appends one :class:`~labkit.algorithms.merge_step.MergeStep` per merge.
-        Example: ``model.merge_naive("▁Hello")`` -> ``['▁Hello']``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.merge_naive("▁Hello")
+            ['▁Hello']
         """
         start_symbols = self.initial_symbols(text)
         symbols = [s for s, _ in start_symbols]
@@ -177,7 +197,12 @@ class SpmBpeModel:
 
         Same result and same merge order as :meth:`merge_naive`. With ``trace``, appends
         the same :class:`~labkit.algorithms.merge_step.MergeStep` list (O(n) per step while tracing).
-        Example: ``model.merge("▁Hello▁world")`` -> ``['▁Hello', '▁world']``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.merge("▁Hello▁world")
+            ['▁Hello', '▁world']
         """
         start_symbols = self.initial_symbols(text)
         n = len(start_symbols)
@@ -243,7 +268,12 @@ class SpmBpeModel:
         of a better score stops the bucket so it goes first, as in the one-heap version. A
         queued position whose pair's score has changed since is stale and skipped (where it
         has not changed, the pair now there has an entry with the same key of its own).
-        Example: ``model.merge_buckets("▁Hello▁world")`` -> ``['▁Hello', '▁world']``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.merge_buckets("▁Hello▁world")
+            ['▁Hello', '▁world']
         """
         start_symbols = self.initial_symbols(text)
         n = len(start_symbols)
@@ -349,7 +379,12 @@ class SpmBpeModel:
         text. Unknown symbols become ``<0xNN>`` ids with byte fallback (each spanning its
         character), else ``<unk>``, and a run of unknowns fuses into one ``<unk>``.
 
-        Example: ``model.pieces_to_ids(['▁', '🦙'])`` -> ``[(29871, 0, 1), (243, 1, 2), ...]``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.pieces_to_ids(['▁', '🦙'])
+            [(29871, 0, 1), (243, 1, 2), (162, 1, 2), (169, 1, 2), (156, 1, 2)]
         """
         lookup = self.piece_to_id
         unk = self.unk_id

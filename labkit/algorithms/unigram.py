@@ -272,7 +272,12 @@ class Lattice:
     ``best_id[j]`` the winner ending at offset ``j`` (llama.cpp's ``tokenization_results``);
     ``path`` the indices into ``nodes`` of the chosen segmentation, left to right.
 
-    Example: ``lat = model.lattice("▁What▁is▁LoRA?"); [lat.nodes[i].piece for i in lat.path]``
+    Example:
+        >>> import labkit
+        >>> model = labkit.load("botchan-unigram", engine="labkit").model
+        >>> lat = model.lattice("▁What▁is▁LoRA?")
+        >>> [lat.nodes[i].piece for i in lat.path]
+        ['▁What', '▁is', '▁', 'L', 'o', 'R', 'A', '?']
     """
 
     text: str
@@ -332,7 +337,10 @@ class Lattice:
 def backtrack(start_at: Sequence[int], best_id: Sequence[int], end: int) -> list[tuple[int, int, int]]:
     """Follow the best path back from ``end``: (id, start, end) per piece, left to right.
 
-    Example: ``backtrack([-1, 0, 1], [0, 5, 6], 2)`` -> ``[(5, 0, 1), (6, 1, 2)]``
+    Example:
+        >>> from labkit.algorithms.unigram import backtrack
+        >>> backtrack([-1, 0, 1], [0, 5, 6], 2)
+        [(5, 0, 1), (6, 1, 2)]
     """
     out = []
     while end > 0:
@@ -352,7 +360,13 @@ class UnigramModel:
     ``pieces``/``scores``/``types`` are per id (types in sentencepiece's numbering). CONTROL
     and BYTE pieces never match text; UNUSED ones only with ``sentencepiece=False``.
 
-    Example: ``UnigramModel(vocab.tokens, vocab.scores, vocab.token_types).encode_pieces("▁Hello")``
+    Example:
+        >>> import labkit
+        >>> from labkit.algorithms.unigram import UnigramModel
+        >>> vocab = labkit.load("botchan-unigram").vocab
+        >>> UnigramModel(vocab.tokens, vocab.scores, vocab.token_types).encode_pieces("▁Hello")
+        ['▁He', 'll', 'o']
+
     (introduced in notebook ``05_unigram_trie_viterbi``)
     """
 
@@ -496,7 +510,11 @@ class UnigramModel:
         """The best segmentation of normalised ``text``: (id, start, end) per piece, before
         unknowns are merged.
 
-        Example: ``model.viterbi("▁ab")`` -> ``[(1, 0, 2), (2, 2, 3)]``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> model.viterbi("▁ab")
+            [(11, 0, 2), (66, 2, 3)]
         """
         if not text:
             return []
@@ -507,7 +525,11 @@ class UnigramModel:
         """Viterbi, then consecutive unknowns merged (or, with byte fallback, unknown
         characters spelled as ``<0xNN>`` pieces): (id, start, end) per token.
 
-        Example: ``model.encode("▁a你好")`` -> ``[(1, 0, 2), (0, 2, 4)]``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> model.encode("▁a你好")
+            [(11, 0, 2), (0, 2, 4)]
         """
         return self.finish(self.viterbi(text), text)
 
@@ -535,7 +557,11 @@ class UnigramModel:
         """The surface strings of :meth:`encode` (an unknown run shows as its own text, as
         sentencepiece's ``encode(out_type=str)`` does).
 
-        Example: ``model.encode_pieces("▁Hello")`` -> ``['▁He', 'llo']``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> model.encode_pieces("▁Hello")
+            ['▁He', 'll', 'o']
         """
         return [text[s:e] if i == self.unk_id else self.pieces[i] for i, s, e in self.encode(text)]
 
@@ -544,7 +570,11 @@ class UnigramModel:
         """Run the forward pass keeping every candidate piece and every offer, for tables and
         drawings (slower than :meth:`viterbi`; same answer).
 
-        Example: ``model.lattice("▁What▁is▁LoRA?").results_table()[3]``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> model.lattice("▁What▁is▁LoRA?").results_table()[3]
+            {'offset': 3, 'char': 'h', 'best_score': -16.6603946685791, 'last_piece': 'h', 'last_id': 60, 'starts_at': 2, 'on_best_path': False}
         """
         n = len(text)
         best = array("f", bytes(4 * (n + 1))) if self.float32_sums else [0.0] * (n + 1)
@@ -576,7 +606,11 @@ class UnigramModel:
         """The ``k`` best segmentations with their total scores, best first (exact sums in
         double; a teaching tool, not a bit-exact copy of sentencepiece's A* search).
 
-        Example: ``[[model.pieces[i] for i, _, _ in segs] for segs, _ in model.nbest("▁hello", 3)]``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> [[model.pieces[i] for i, _, _ in segs] for segs, _ in model.nbest("▁hello", 3)]
+            [['▁he', 'll', 'o'], ['▁he', 'l', 'l', 'o'], ['▁', 'he', 'll', 'o']]
         """
         if not isinstance(k, int) or k < 1:
             raise LabkitError(f"UnigramModel.nbest: k must be a positive int, got {k!r}")

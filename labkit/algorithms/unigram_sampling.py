@@ -373,7 +373,13 @@ class UnigramSampler:
     def from_vocab(cls, vocab) -> "UnigramSampler":
         """The sampler for a Unigram VocabData (a .model, GGUF or tokenizer.json read by labkit).
 
-        Example: ``UnigramSampler.from_vocab(read_spm_model(path))``
+        Example:
+            >>> from labkit.paths import data_path
+            >>> from labkit.formats.spm_model import read_spm_model
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.from_vocab(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+            >>> sampler.nbest("Hi", 1)
+            [([4, 165, 25], 0.0)]
         """
         from labkit.algorithms.charsmap import SpmNormalizer
         from labkit.algorithms.unigram import UnigramModel
@@ -388,7 +394,11 @@ class UnigramSampler:
     def load(cls, source: str) -> "UnigramSampler":
         """The sampler for a bundled name (``"botchan-unigram"``) or a Unigram file path.
 
-        Example: ``UnigramSampler.load("botchan-unigram")``
+        Example:
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> sampler.nbest("Hello", 1)
+            [([151, 88, 21], 0.0)]
         """
         from labkit.factory import resolve_source
         from labkit.formats.detect import read_vocab
@@ -398,7 +408,11 @@ class UnigramSampler:
     def lattice(self, text: str) -> SpLattice:
         """The lattice of ``text`` after normalisation.
 
-        Example: ``sampler.lattice("Hi").paths()``
+        Example:
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> len(sampler.lattice("Hi").paths())
+            1
         """
         if not isinstance(text, str):
             raise LabkitError(f"UnigramSampler: text must be str, got {type(text).__name__}")
@@ -413,7 +427,11 @@ class UnigramSampler:
         ``nbest_encode_as_ids`` (k above 512 is refused as sentencepiece does; k <= 1 is the
         plain encoding, score 0).
 
-        Example: ``sampler.nbest("Hello", 2)``
+        Example:
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> sampler.nbest("Hello", 2)
+            [([151, 88, 21], -17.766786575317383), ([151, 31, 31, 21], -21.9941463470459)]
         """
         if not isinstance(k, int) or isinstance(k, bool) or k > MAX_NBEST:
             raise LabkitError(f"UnigramSampler.nbest: k must be an int <= {MAX_NBEST}, got {k!r}")
@@ -430,7 +448,11 @@ class UnigramSampler:
         """One random segmentation (ids): from the whole lattice (``nbest_size < 0``), from
         the ``nbest_size`` best (``> 1``), or the best one (``0`` or ``1``).
 
-        Example: ``sampler.sample("Hello world", 0.1, seed=0)``
+        Example:
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> sampler.sample("Hello world", 0.1, seed=0)
+            [4, 165, 16, 88, 21, 102, 54, 31, 17]
         """
         if not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0:
             raise LabkitError(f"UnigramSampler.sample: alpha must be a finite number >= 0, got {alpha!r}")
@@ -454,7 +476,12 @@ class UnigramSampler:
                     rng: random.Random | None = None) -> list[list[int]]:
         """``count`` draws of :meth:`sample` with ``nbest_size=-1`` (one lattice, one forward pass).
 
-        Example: ``Counter(map(tuple, sampler.sample_many("Hello", 0.5, 1000, seed=0)))``
+        Example:
+            >>> from collections import Counter
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> Counter(map(tuple, sampler.sample_many("Hello", 0.5, 1000, seed=0))).most_common(2)
+            [((151, 88, 21), 866), ((151, 31, 31, 21), 116)]
         """
         if not isinstance(count, int) or count < 0 or count > 10_000_000:
             raise LabkitError(f"UnigramSampler.sample_many: count must be an int in [0, 10,000,000], got {count!r}")
@@ -471,7 +498,11 @@ class UnigramSampler:
         """Exact probability of every segmentation (as ids) under ``exp(alpha · score)``,
         by enumerating all of them (short strings only).
 
-        Example: ``max(sampler.distribution("▁hello"[1:], 1.0).items(), key=lambda kv: kv[1])``
+        Example:
+            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> sampler = UnigramSampler.load("botchan-unigram")
+            >>> max(sampler.distribution("hello", 1.0).items(), key=lambda kv: kv[1])
+            ((39, 88, 21), 0.9804942669470057)
         """
         lattice = self.lattice(text)
         paths = lattice.paths()
