@@ -217,7 +217,11 @@ class AhoCorasick:
     def hold_length(self, state: int) -> int:
         """How many trailing characters could still become a match (the jail's length).
 
-        Example: ``AhoCorasick(["Hello world"]).hold_length(5)`` -> ``5`` after "Hello".
+        Example:
+            >>> from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+            >>> ac = AhoCorasick(["Hello world"])
+            >>> ac.hold_length(ac.scan(ROOT, "Hello")[0])
+            5
         """
         found = self._hold[state]
         if found is not None:
@@ -312,7 +316,11 @@ class AhoCorasick:
 
         Every state stands for one string (a prefix of some pattern) that the text seen so
         far ends with, so the jail's content is a function of the state alone.
-        Example: ``ac.held_text(ac.scan(ROOT, "Say Hello")[0])`` -> ``'Hello'``
+        Example:
+            >>> from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
+            >>> ac = AhoCorasick(["Hello world"])
+            >>> ac.held_text(ac.scan(ROOT, "Say Hello")[0])
+            'Hello'
         """
         end = self._depth[state]
         begin = end - self.hold_length(state)

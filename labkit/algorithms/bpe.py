@@ -204,7 +204,10 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     ``rank_at[i]`` is the rank of the pair now starting at ``i``: a queued position whose
     rank has changed is stale and skipped.
 
-    Example: ``bpe_rank_buckets([71, 72], {}, lambda a, b: 300)`` -> ``[300]``
+    Example:
+        >>> from labkit.algorithms.bpe import bpe_rank_buckets
+        >>> bpe_rank_buckets([71, 72], {}, lambda a, b: 300)
+        [300]
     """
     n = len(ids)
     if n < 2:
@@ -333,7 +336,12 @@ def encode_word(data: bytes, rank: Ranker, token_id: Mapping[bytes, int], *, nai
                 trace: MergeTrace | None = None) -> list[int]:
     """BPE one pre-token's bytes and look each final part up: the ids of the word.
 
-    Example: ``encode_word(b"hi", concat_ranker(r), r)`` -> ``[...]`` with ``r = {b"h": 0, b"i": 1, b"hi": 2}`` gives ``[2]``
+    Example:
+        >>> from labkit.algorithms.bpe import concat_ranker, encode_word
+        >>> r = {b"h": 0, b"i": 1, b"hi": 2}
+        >>> encode_word(b"hi", concat_ranker(r), r)
+        [2]
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     parts = byte_parts(data)

@@ -120,7 +120,14 @@ def gguf_templates(kv: Mapping[str, Any]) -> dict[str, str]:
 def set_chat_templates(vocab: VocabData, named: Mapping[str, str], origin: str) -> None:
     """Store the templates a reader found on ``vocab`` (``chat_template`` is the default one).
 
-    Example: ``set_chat_templates(vocab, {"default": "{{ x }}"}, "chat_template.jinja")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import set_chat_templates
+        >>> set_chat_templates(vocab, {"default": "{{ x }}"}, "chat_template.jinja")
+        >>> vocab.chat_template
+        '{{ x }}'
     """
     vocab.chat_templates = dict(named)
     vocab.chat_template = vocab.chat_templates.get("default")
@@ -206,7 +213,14 @@ def apply_added_tokens_decoder(vocab: VocabData, decoder: Any, source: str) -> N
 
     The vocabulary may grow by at most MAX_ID_HOLES ids in total, checked against the size
     it had before this record, before anything is appended.
-    Example: ``apply_added_tokens_decoder(vocab, {"5": {"content": "<x>", "special": True}}, "c.json")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_added_tokens_decoder
+        >>> apply_added_tokens_decoder(vocab, {"5": {"content": "<x>", "special": True}}, "c.json")
+        >>> vocab.tokens[5]
+        '<x>'
     """
     expect(decoder, dict, source, "added_tokens_decoder")
     present = {a.content: a.id for a in vocab.added_tokens}
@@ -238,7 +252,14 @@ def apply_added_tokens_decoder(vocab: VocabData, decoder: Any, source: str) -> N
 def apply_named_specials(vocab: VocabData, config: dict, source: str) -> None:
     """``bos_token``, ``eos_token``, ... (a str or an AddedToken dict) -> ``vocab.specials``.
 
-    Example: ``apply_named_specials(vocab, {"eos_token": "</s>"}, "tokenizer_config.json")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_named_specials
+        >>> apply_named_specials(vocab, {"sep_token": "[SEP]"}, "tokenizer_config.json")
+        >>> vocab.specials.sep
+        '[SEP]'
     """
     sp = vocab.specials
     present = {a.content: a.id for a in vocab.added_tokens}
@@ -269,7 +290,14 @@ def apply_framing_flags(vocab: VocabData, config: dict, source: str, *, framing_
     """``add_bos_token`` / ``add_eos_token``, unless a tokenizer.json post-processor frames the
     text (it is what the ``tokenizers`` engine runs, so it stays in charge).
 
-    Example: ``apply_framing_flags(vocab, {"add_bos_token": True}, "c.json", framing_from_post_processor=False)``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_framing_flags
+        >>> apply_framing_flags(vocab, {"add_bos_token": True}, "c.json", framing_from_post_processor=False)
+        >>> vocab.specials.add_bos
+        True
     """
     for flag in ("add_bos", "add_eos"):
         value = expect(config.get(f"{flag}_token"), bool, source, f"{flag}_token", optional=True)
@@ -280,7 +308,14 @@ def apply_framing_flags(vocab: VocabData, config: dict, source: str, *, framing_
 def apply_wordpiece_options(vocab: VocabData, config: dict, source: str) -> None:
     """BERT's normaliser switches: ``do_lower_case``, ``strip_accents``, ``tokenize_chinese_chars``.
 
-    Example: ``apply_wordpiece_options(vocab, {"do_lower_case": False}, "c.json")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_wordpiece_options
+        >>> apply_wordpiece_options(vocab, {"do_lower_case": False}, "c.json")
+        >>> vocab.normalizer["lowercase"]
+        False
     """
     if vocab.model != "wordpiece":
         return
@@ -296,7 +331,14 @@ def apply_wordpiece_options(vocab: VocabData, config: dict, source: str) -> None
 def apply_config_template(vocab: VocabData, config: dict, source: str) -> None:
     """The config's own ``chat_template``, if any (template files beside it win later).
 
-    Example: ``apply_config_template(vocab, {"chat_template": "{{ x }}"}, "tokenizer_config.json")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_config_template
+        >>> apply_config_template(vocab, {"chat_template": "{{ x }}"}, "tokenizer_config.json")
+        >>> vocab.chat_template
+        '{{ x }}'
     """
     if config.get("chat_template") is not None:
         set_chat_templates(vocab, templates_from_field(config["chat_template"], source), f"{source}: chat_template")
@@ -306,7 +348,14 @@ def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framin
     """Apply a tokenizer_config.json dict, one record kind at a time: added tokens from
     ``added_tokens_decoder``, named special tokens, BOS/EOS flags, BERT options, the chat template.
 
-    Example: ``apply_tokenizer_config(vocab, {"eos_token": "</s>"}, "tokenizer_config.json")``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.detect import read_vocab
+        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
+        >>> from labkit.formats.hf_config import apply_tokenizer_config
+        >>> apply_tokenizer_config(vocab, {"sep_token": "[SEP]"}, "tokenizer_config.json")
+        >>> vocab.specials.sep
+        '[SEP]'
     """
     expect(config, dict, source, "the top level")
     vocab.metadata["tokenizer_config"] = config

@@ -168,7 +168,13 @@ def find_safe_split(decode, ids: list[int], text: str, *, lo: int, min_head: int
     long enough tail are tried first, at most ``MAX_HELD`` of them. Returns
     ``(b, decode(ids[:b]))`` or None.
 
-    Example: ``find_safe_split(tok.decode, ids, tok.decode(ids), lo=0)`` -> ``(7, '...')``
+    Example:
+        >>> import labkit
+        >>> from labkit.streaming.decode_stream import find_safe_split
+        >>> tok = labkit.load("gpt2")
+        >>> ids = tok.encode("Hello wörld").ids
+        >>> find_safe_split(tok.decode, ids, tok.decode(ids), lo=0)
+        (2, 'Hello w')
     """
     tried = 0
     for b in range(len(ids) - 1, lo, -1):
