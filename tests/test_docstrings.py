@@ -16,7 +16,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labkit"
 # number of docstrings): each may only shrink; a new or edited docstring writes >>> lines.
 PENDING = {
     "labkit/algorithms/bpe.py": 1,
-    "labkit/algorithms/bpe_dropout.py": 5,
     "labkit/algorithms/bpe_train.py": 1,
     "labkit/algorithms/charsmap.py": 10,
     "labkit/algorithms/hf_normalize.py": 1,
@@ -76,11 +75,11 @@ PENDING = {
     "labkit/metrics.py": 1,
     "labkit/paths.py": 1,
     "labkit/streaming/decode_stream.py": 2,
-    "labkit/streaming/stop.py": 2,
+    "labkit/streaming/stop.py": 1,
     "labkit/viz/lattice.py": 3,
     "labkit/viz/lattice_explorer.py": 3,
     "labkit/viz/merge_view.py": 2,
-    "labkit/viz/merges.py": 4,
+    "labkit/viz/merges.py": 2,
     "labkit/viz/score_merges.py": 4,
     "labkit/viz/wordpiece.py": 2,
 }

@@ -61,7 +61,11 @@ class BPEDropout:
     def load(cls, source) -> "BPEDropout":
         """Dropout over the labkit engine of a bundled name or a file.
 
-        Example: ``BPEDropout.load("gpt-2")``
+        Example:
+            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> dropout = BPEDropout.load("gpt2")
+            >>> dropout.encode("Hello world", 0.0, seed=0)
+            [15496, 995]
         """
         import labkit
 
@@ -71,7 +75,11 @@ class BPEDropout:
         """The ids BPE starts from: one per byte of the word (a byte with no token is
         dropped, as tokenizers does with no unknown token).
 
-        Example: ``dropout.symbols(" a")`` -> ``[220, 64]`` for GPT-2
+        Example:
+            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> dropout = BPEDropout.load("gpt2")
+            >>> dropout.symbols(" a")
+            [220, 64]
         """
         table = self.bytes_id
         return [table[b] for b in (bytes([value]) for value in word.encode("utf-8")) if b in table]
@@ -79,7 +87,12 @@ class BPEDropout:
     def word_ids(self, word: str, p: float, rng: random.Random) -> list[int]:
         """One pre-token's ids with merges dropped at rate ``p`` (``p = 0``: plain BPE).
 
-        Example: ``dropout.word_ids(" lower", 0.0, random.Random(0))`` -> ``[2793]`` for GPT-2
+        Example:
+            >>> import random
+            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> dropout = BPEDropout.load("gpt2")
+            >>> dropout.word_ids(" lower", 0.0, random.Random(0))
+            [2793]
         """
         _check_p(p)
         symbols = self.symbols(word)
@@ -90,7 +103,11 @@ class BPEDropout:
     def encode(self, text: str, p: float, *, seed: int | None = None, rng: random.Random | None = None) -> list[int]:
         """The ids of ``text`` (no special tokens, no BOS) with BPE-dropout on every pre-token.
 
-        Example: ``dropout.encode("Hello world", 0.1, seed=1)``
+        Example:
+            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> dropout = BPEDropout.load("gpt2")
+            >>> dropout.encode("Hello world", 0.1, seed=1)
+            [15496, 266, 1764]
         """
         if not isinstance(text, str):
             raise LabkitError(f"BPEDropout.encode: text must be str, got {type(text).__name__}")
@@ -107,7 +124,11 @@ class BPEDropout:
         """Every possible result for one pre-token with its exact probability, found by
         following both outcomes of every draw (memoised on the process state).
 
-        Example: ``dropout.distribution(" low", 0.5)``
+        Example:
+            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> dropout = BPEDropout.load("gpt2")
+            >>> sorted(dropout.distribution(" low", 0.5).items())[:2]
+            [((220, 75, 78, 86), 0.125), ((220, 75, 322), 0.046875)]
         """
         _check_p(p)
         symbols = self.symbols(word)

@@ -707,7 +707,13 @@ def stop_timeline(tok, config: StopSequenceConfig, ids: Iterable[int], *, skip_s
     ``shown`` (the text the reader sees now) and ``jail`` (held back after this token). With
     ``flush`` and no stop, a last row ``step="flush"`` releases the jail.
 
-    Example: ``stop_timeline(tok, StopSequenceConfig(stop_sequences=["Hello world"]), tok.encode("Hello test").ids)``
+    Example:
+        >>> import labkit
+        >>> from labkit.streaming.stop import StopSequenceConfig, stop_timeline
+        >>> tok = labkit.load("gpt2")
+        >>> rows = stop_timeline(tok, StopSequenceConfig(stop_sequences=["Hello world"]), tok.encode("Hello test").ids)
+        >>> [(row["token"], row["output"]) for row in rows]
+        [('Hello', 'Held'), (' test', 'Text'), ('', 'Text')]
     """
     dec = StopSequenceDecoder(tok, config, skip_special_tokens=skip_special_tokens)
     seen: list = []

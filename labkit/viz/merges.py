@@ -4,7 +4,11 @@ Reads the :class:`labkit.algorithms.bpe.MergeTrace` that ``bpe_naive``/``bpe_hea
 parts are spelled the GPT-2 way (``Ġ`` for a space) so every byte is visible.
 Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``MergeTable(tok.merge_trace(" lower"))`` shows one row per merge in a notebook.
+Example:
+    >>> import labkit
+    >>> from labkit.viz.merges import MergeTable
+    >>> len(MergeTable(labkit.load("gpt2").merge_trace(" lower")).trace.steps)
+    5
 """
 from __future__ import annotations
 
@@ -81,7 +85,12 @@ class MergeTable:
 def step_html(trace: MergeTrace, step: int) -> str:
     """HTML for one moment of the trace: the parts after ``step`` merges, the last merge lit.
 
-    Example: ``step_html(trace, 1)``
+    Example:
+        >>> import labkit
+        >>> from labkit.viz.merges import step_html
+        >>> trace = labkit.load("gpt2").merge_trace(" lower")
+        >>> step_html(trace, 1)[:4]
+        '<div'
     """
     parts = parts_at(trace, step)
     if step == 0:
