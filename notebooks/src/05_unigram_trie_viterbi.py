@@ -85,6 +85,11 @@ assert [end for end, _ in trie.prefixes("▁hug", 0)] == [1, 2, 4]
 # *offers* `best[i] + score` to offset `j`. The higher offer wins, and on a tie the first
 # one, which is the piece that starts earlier. Each winner remembers where its piece
 # starts. Walking back from the end along those links gives the tokens.
+#
+# This notebook counts offsets in **code points** (Python string indices). llama.cpp's
+# `llm_tokenizer_ugm` and sentencepiece count **UTF-8 bytes** (`▁` is three bytes there,
+# one here). Pieces are whole characters, so both give the same cuts; only the numbers in
+# the tables differ.
 
 # %%
 toy = UnigramModel(["<unk>", *toy_scores], [0.0, *toy_scores.values()], [2] + [1] * len(toy_scores))
@@ -144,6 +149,65 @@ assert results.loc[5, "last_piece"] == "▁What" and results.loc[5, "starts_at"]
 print("best path:", " | ".join(node.piece for node in lora.best_path), f"score {lora.score:.4f}")
 
 # %% [markdown]
+# ### The whole pass, on the page
+#
+# Here is the Viterbi pass written out in full, run on the real vocabulary. A dict of
+# pieces replaces the trie: try every substring up to the longest piece. Scores are added
+# in 32-bit floats (`to_float32`), as sentencepiece adds them, and a character that no
+# piece covers is crossed by the unknown piece.
+
+# %%
+from labkit.algorithms.unigram import to_float32
+
+def viterbi(text, vocab, unk_id, unk_score):
+    """vocab: piece -> (id, score). Returns the ids of the best segmentation of text."""
+    longest = max(map(len, vocab))
+    best = [0.0] + [None] * len(text)  # best[j]: best total score of text[:j]
+    back = [None] * (len(text) + 1)  # back[j]: (start, id) of the last piece of that best
+    for i in range(len(text)):
+        for j in range(i + 1, min(len(text), i + longest) + 1):
+            piece_id, score = vocab.get(text[i:j], (None, None))
+            if piece_id is None:
+                if j > i + 1 or text[i] in vocab:
+                    continue
+                piece_id, score = unk_id, unk_score  # no piece covers this character
+            offer = to_float32(best[i] + score)
+            if best[j] is None or offer > best[j]:  # on a tie the earlier offer stays
+                best[j], back[j] = offer, (i, piece_id)
+    ids, j = [], len(text)
+    while j > 0:  # walk back along the winners
+        i, piece_id = back[j]
+        if not (piece_id == unk_id and ids and ids[-1] == unk_id):  # unknown runs merge
+            ids.append(piece_id)
+        j = i
+    return ids[::-1]
+
+# %%
+from labkit.core import TOKEN_NORMAL
+from labkit.paths import data_path
+
+pieces = {}
+for i, (piece, score, kind) in enumerate(zip(tok.vocab.tokens, tok.vocab.scores, tok.vocab.token_types)):
+    if kind == TOKEN_NORMAL:
+        pieces.setdefault(piece, (i, to_float32(score)))
+botchan_lines = [l for l in data_path("corpus/botchan.txt").read_text(encoding="utf-8").split("\n") if l.strip()]
+print([tok.vocab.tokens[i] for i in viterbi(tok.normalize(text), pieces, tok.model.unk_id, tok.model.unk_score)])
+sample = botchan_lines[:800]
+same = sum(viterbi(tok.normalize(l), pieces, tok.model.unk_id, tok.model.unk_score) == tok.encode_ordinary(l)
+           for l in sample)
+print(f"{same} of the first {len(sample)} Botchan lines: the 25-line pass == labkit")
+assert same == len(sample)
+
+# %% [markdown]
+# labkit's fast version (`UnigramModel._forward` and `labkit.algorithms.unigram_words`)
+# finds the same ids with less work: a trie walk lists only the pieces that start at a
+# position instead of slicing every length, and a **word cache** reuses each word's
+# lattice. That cache stays exact because it checks, word by word, whether the rounding
+# of the running total could flip a near-tie; if it could, it reruns that word from the
+# exact total. It also copies one more detail from sentencepiece that only long texts
+# reach (section 7).
+
+# %% [markdown]
 # ## 5. The lattice, drawn
 #
 # Nodes are the offsets 0 to 14 of the normalised string. Each grey arc is a candidate
@@ -185,23 +249,63 @@ assert enc.tokens.count("<unk>") == 1 and enc.offsets[enc.tokens.index("<unk>")]
 # ## 7. Ties and rounding: float or double?
 #
 # `"." + "......"` and `"......" + "."` have exactly the same score. Only the rounding of
-# the running sum decides which one the forward pass keeps. sentencepiece adds its scores
-# in 32-bit floats. llama.cpp's `llm_tokenizer_ugm` adds them in doubles. On runs of dots
-# the two disagree, and labkit can do either (`float32_sums`):
+# the running sum decides which one the forward pass keeps, and the references round
+# differently:
+#
+# - **sentencepiece** adds in 32-bit floats. Its 0.2.3 release also keeps the running
+#   total small: when the best score at the offset it extends from passes ±100,000, it
+#   subtracts that score from every offset reached so far. (Read from the machine code of
+#   the installed wheel; the source on GitHub predates it.)
+# - **tokenizers** (`engine="hf"`) adds in 64-bit doubles, with no rebase.
+# - **llama.cpp**'s `llm_tokenizer_ugm` stores the running sum as a float too. labkit
+#   serves GGUF files the way `tokenizers` does, and checks them against it.
+#
+# On a run of dots the float and double sums part ways. labkit can do either
+# (`float32_sums`):
 
 # %%
 import sentencepiece as spm
-from labkit.paths import data_path
 
 sp = spm.SentencePieceProcessor(model_file=str(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+hf = labkit.load("botchan-unigram", engine="hf")
 double = UnigramModel(tok.vocab.tokens, tok.vocab.scores, tok.vocab.token_types, float32_sums=False)
 line = ".........I"
 norm_line = tok.normalize(line)
-print("float sums   :", tok.model.encode_pieces(norm_line))
-print("double sums  :", double.encode_pieces(norm_line))
-print("sentencepiece:", sp.encode(line, out_type=str))
-assert tok.model.encode_pieces(norm_line) == sp.encode(line, out_type=str)
-assert double.encode_pieces(norm_line) != sp.encode(line, out_type=str)
+rows = {"labkit, float sums": tok.model.encode_pieces(norm_line), "labkit, double sums": double.encode_pieces(norm_line),
+        "sentencepiece": sp.encode(line, out_type=str), "tokenizers (hf)": hf.encode(line).tokens}
+for name, pieces_of in rows.items():
+    print(f"{name:20}", pieces_of)
+assert rows["labkit, float sums"] == rows["sentencepiece"]
+assert rows["labkit, double sums"] == rows["tokenizers (hf)"] != rows["sentencepiece"]
+
+# %% [markdown]
+# On a whole book the rebase shows. As one string, *Botchan* runs the total well past
+# 100,000, and a float sum without the rebase drifts from sentencepiece. The table counts
+# the ids that differ from each reference:
+
+# %%
+book = data_path("corpus/botchan.txt").read_text(encoding="utf-8")
+book_norm = tok.normalize(book)
+no_rebase = UnigramModel(tok.vocab.tokens, tok.vocab.scores, tok.vocab.token_types)
+no_rebase.rebase_limit = None
+ref_sp, ref_hf = sp.encode(book), hf.encode(book).ids
+
+def differing(ids, ref):
+    return sum(a != b for a, b in zip(ids, ref)) + abs(len(ids) - len(ref))
+
+from labkit.algorithms.unigram import split_words
+from labkit.algorithms.unigram_words import WordCache
+
+variants = {"float sums + rebase (labkit for .model)": tok.encode_ordinary(book),
+            "float sums, no rebase": WordCache(no_rebase).ids(split_words(book_norm)),
+            "double sums (labkit for GGUF/tokenizer.json)": WordCache(double).ids(split_words(book_norm))}
+table = pd.DataFrame([{"sums": name, "ids": len(ids), "differ from sentencepiece": differing(ids, ref_sp),
+                       "differ from tokenizers": differing(ids, ref_hf)} for name, ids in variants.items()])
+table
+
+# %%
+assert table.loc[0, "differ from sentencepiece"] == 0 and table.loc[2, "differ from tokenizers"] == 0
+assert table.loc[1, "differ from sentencepiece"] > 0
 
 # %% [markdown]
 # ## 8. The n best segmentations
@@ -283,24 +387,33 @@ assert agree == len(lines)
 # ## 12. Speed
 #
 # labkit is pure Python, so it uses a **word cache**. Every piece that contains `▁` has it
-# only at its start, which means every segmentation breaks just before each `▁` and each
-# word can be segmented on its own and remembered. Float rounding is the one catch: a word
-# cached from a zero start is reused only when each of its decisions won by more than the
-# rounding the running total could add, and otherwise it is recomputed. The cache
-# therefore never changes an answer. `x sentencepiece` compares with sentencepiece's
-# `encode` (ids only). An `Encoding` also carries offsets, so `x sp same output` compares it
-# with sentencepiece asked for offsets too. These figures vary from run to run:
+# only at its start, which means every segmentation breaks just before each `▁`, and a
+# word's lattice can be built once and remembered. What the text before a word changes is
+# only the running total, and its rounding. So a cached word is reused when each of its
+# decisions won by more than the rounding could add at that total; otherwise it is rerun
+# from the exact total over its cached lattice. The cache therefore never changes an
+# answer, and the time grows linearly with the text.
+#
+# `python -m labkit.bench unigram` measures this on three texts (*Botchan*, a mixed-script
+# text and a Chinese one, made from the Qwen2 vocabulary's pieces), whole and line
+# by line, against sentencepiece and `tokenizers` called directly. `x sp` is
+# sentencepiece's time over labkit's warm time; `diff sp` and `diff hf` count differing
+# ids. A small run (the figures vary from run to run):
 
 # %% tags=["nbval-ignore-output"]
-from labkit.bench.unigram import measure, workload
+from labkit.bench.unigram import measure_texts
 
-bench = pd.DataFrame(measure("botchan-unigram", workload(0.3), repeat=3))
-bench[["engine", "MB/s", "x sentencepiece", "x sp same output", "exact"]]
+bench = pd.DataFrame(measure_texts("botchan-unigram", max_chars=8_000, repeat=1))
+bench[["text", "mode", "labkit warm ms", "sp ms", "hf ms", "x sp", "x hf", "diff sp", "diff hf"]]
+
+# %%
+assert (bench["diff sp"] == 0).all() and (bench["diff hf"] == 0).all()
 
 # %% [markdown]
 # ## Try it
 #
-# Each checker prints `right` or `wrong` with a hint.
+# Replace each `...` with your answer and run the cell. Each checker prints `right`, or
+# `wrong` with what is wrong; worked answers are in `solutions/05_unigram_trie_viterbi.ipynb`.
 #
 # 1. With scores `{"a": -1, "b": -2, "ab": -3.5}`, how does Viterbi cut `ab`? And with
 #    `"ab": -2.5`?
@@ -310,10 +423,25 @@ bench[["engine", "MB/s", "x sentencepiece", "x sp same output", "exact"]]
 # %%
 from labkit.exercises.unigram import check_best_score, check_botchan_tokens, check_viterbi
 
-check_viterbi({"a": -1, "b": -2, "ab": -3.5}, "ab", ["a", "b"])
-check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ["ab"])
-check_best_score({"a": -1, "b": -2, "ab": -2.5}, "abab", -5.0)
-check_botchan_tokens("Botchan", ["▁B", "ot", "ch", "an"])
+check_viterbi({"a": -1, "b": -2, "ab": -3.5}, "ab", ...)
+check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ...)
+check_best_score({"a": -1, "b": -2, "ab": -2.5}, "abab", ...)
+check_botchan_tokens("Botchan", ...);
+
+# %% [markdown]
+# 4. **Build it.** Write `my_viterbi(normalized_text)` returning the ids of the best
+#    segmentation under the botchan model, without looking at section 4, and pass the
+#    checker: it compares your ids with sentencepiece's on 400 lines of *Botchan*.
+#    Hints: (1) `best[0] = 0`, and every piece `text[i:j]` offers `best[i] + score` to `j`;
+#    (2) a character no piece covers still needs an edge: the unknown piece,
+#    `tok.model.unk_score`; (3) on a tie keep the earlier offer, and round each sum to a
+#    32-bit float (`to_float32`); (4) merge each run of unknowns into one `<unk>`.
+
+# %%
+from labkit.exercises.unigram import check_viterbi_function
+
+my_viterbi = ...
+check_viterbi_function(my_viterbi);
 
 # %% [markdown]
 # ## Summary
@@ -325,9 +453,9 @@ check_botchan_tokens("Botchan", ["▁B", "ot", "ch", "an"])
 # - The lattice is all candidate pieces as edges between offsets, and the tokenization is
 #   its best path.
 # - Unknown characters cost `min score - 10`, and runs of them merge into one `<unk>`.
-# - Rounding decides exact ties. sentencepiece sums in floats and llama.cpp in doubles,
-#   and labkit matches sentencepiece on every *Botchan* line and on a freshly trained
-#   model.
+# - Rounding decides exact ties. sentencepiece sums in floats (and rebases the total past
+#   100,000), `tokenizers` in doubles; labkit follows sentencepiece for `.model` files and
+#   `tokenizers` for GGUF and tokenizer.json, equal to each on whole texts and line by line.
 
 # %% [markdown]
 # ## 13. The lattice explorer: k best, samples, every segmentation

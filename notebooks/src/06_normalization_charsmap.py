@@ -92,6 +92,25 @@ print(f"value {value} -> pool[{value}:{end}] = {replacement!r}")
 assert replacement == "A" == walk[-1]["replacement"]
 
 # %% [markdown]
+# ### "What", as llama.cpp walks it
+#
+# llama.cpp's `llm_tokenizer_ugm::normalize_prefix` runs the same walk over the same
+# array. A walkthrough of it under gdb, on `What` with the botchan-bpe model, shows node
+# **118** (reached by `W`, whose label checks out) and then node **554**, where the label
+# check fails for `h`: no rule starts with `Wh`, so `W` is copied as is. Here are the same
+# node numbers, and the size of the array it walks:
+
+# %%
+bpe_cmap = CharsMap(labkit.load("botchan-bpe").vocab.normalizer["charsmap"])
+what = pd.DataFrame(bpe_cmap.walk(b"What"))
+print(f"{bpe_cmap.num_units:,} units")
+what
+
+# %%
+assert bpe_cmap.num_units == 44_288
+assert list(what["index"]) == [118, 554] and list(what["match"]) == [True, False]
+
+# %% [markdown]
 # Every key in the trie can be listed with a depth-first walk. The pattern shows: there
 # is one rule per compatibility character, and also rules for whole sequences, such as a
 # base letter followed by a combining mark, which NFKC composes:
@@ -100,7 +119,8 @@ assert replacement == "A" == walk[-1]["replacement"]
 entries = list(cmap.entries())
 print(f"{len(entries):,} keys")
 multi = [(k.decode("utf-8"), v) for k, v in entries if len(k.decode("utf-8", "replace")) > 1]
-print(f"{len(multi):,} keys longer than one character, e.g.", [(k, v) for k, v in multi[:4]])
+# ascii() spells each code point: these keys look like plain letters on screen
+print(f"{len(multi):,} keys longer than one character, e.g.", [(ascii(k), ascii(v)) for k, v in multi[:4]])
 assert dict(entries)["①".encode()] == "1"
 
 # %% [markdown]
@@ -323,16 +343,20 @@ print(f"full-width lines (a trie walk per char): labkit {wide_mb / seconds(lambd
 # %% [markdown]
 # ## Try it
 #
+# Replace each `...` with your answer and run the cell. Each checker prints `right`, or
+# `wrong` with what is wrong; worked answers are in
+# `solutions/06_normalization_charsmap.ipynb`.
+#
 # 1. What does the botchan model make of `Ｆｕｌｌ  ｗｉｄｔｈ`?
 # 2. What does the charsmap replace `⑦` with? And `ﬀ`? And plain `a`?
 
 # %%
 from labkit.exercises.unigram import check_charsmap_replacement, check_normalized
 
-check_normalized("Ｆｕｌｌ  ｗｉｄｔｈ", "▁Full▁width")
-check_charsmap_replacement("⑦", "7")
-check_charsmap_replacement("ﬀ", "ff")
-check_charsmap_replacement("a", "a")
+check_normalized("Ｆｕｌｌ  ｗｉｄｔｈ", ...)
+check_charsmap_replacement("⑦", ...)
+check_charsmap_replacement("ﬀ", ...)
+check_charsmap_replacement("a", ...);
 
 # %% [markdown]
 # ## Summary
