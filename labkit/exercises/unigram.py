@@ -2,7 +2,7 @@
 
 Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
 with a hint that says which part of the answer is wrong, and returns True/False. While an
-answer is still the stub ``...`` (or ``None``) it prints ``not answered yet``.
+answer is still the stub ``...`` (or ``None``) it prints ``not answered yet`` and returns None.
 Introduced in notebooks ``05_unigram_trie_viterbi`` and ``06_normalization_charsmap``.
 
 Example:
@@ -46,7 +46,7 @@ def check_viterbi(scores: Mapping[str, float], text: str, answer: Sequence[str])
         True
     """
     if unanswered(answer):
-        return False
+        return None
     model = _toy(scores)
     best = [text[s:e] for _, s, e in model.encode(text)]
     answer = list(answer)
@@ -71,7 +71,7 @@ def check_best_score(scores: Mapping[str, float], text: str, answer: float) -> b
         True
     """
     if unanswered(answer):
-        return False
+        return None
     lattice = _toy(scores).lattice(text)
     hint = "best[j] = max over pieces text[i:j] of best[i] + score; the answer is best[len(text)]"
     if float(answer) > 0:
@@ -91,7 +91,7 @@ def check_botchan_tokens(text: str, answer: Sequence[str]) -> bool:
         True
     """
     if unanswered(answer):
-        return False
+        return None
     expected = _botchan().encode(text, parse_special=False).tokens
     answer = list(answer)
     if not answer or not str(answer[0]).startswith("\u2581"):
@@ -114,7 +114,7 @@ def check_normalized(text: str, answer: str) -> bool:
         True
     """
     if unanswered(answer):
-        return False
+        return None
     expected = _botchan().normalize(text)
     hint = "apply the longest charsmap rule at each position, squeeze spaces, add '▁' in front, spaces -> '▁'"
     if isinstance(answer, str):
@@ -141,7 +141,7 @@ def check_charsmap_replacement(char: str, answer: str) -> bool:
     if not isinstance(char, str) or not char:
         raise LabkitError("check_charsmap_replacement: give a non-empty str")
     if unanswered(answer):
-        return False
+        return None
     match = _botchan().normalizer.charsmap.longest_match(char.encode("utf-8"))
     expected = match.replacement if match is not None and match.length == len(char.encode("utf-8")) else char
     hint = "walk the double array byte by byte; the longest key that ends a leaf wins"
@@ -162,7 +162,7 @@ def check_viterbi_function(viterbi, lines: int = 400) -> bool:
     Example: ``check_viterbi_function(lambda text: labkit.load("botchan-unigram").model.viterbi(text))``
     """
     if unanswered(viterbi):
-        return False
+        return None
     if not callable(viterbi):
         raise LabkitError("check_viterbi_function: give a function normalized_text -> list of ids")
     import sentencepiece

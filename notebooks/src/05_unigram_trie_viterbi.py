@@ -426,7 +426,7 @@ from labkit.exercises.unigram import check_best_score, check_botchan_tokens, che
 check_viterbi({"a": -1, "b": -2, "ab": -3.5}, "ab", ...)
 check_viterbi({"a": -1, "b": -2, "ab": -2.5}, "ab", ...)
 check_best_score({"a": -1, "b": -2, "ab": -2.5}, "abab", ...)
-check_botchan_tokens("Botchan", ...);
+check_botchan_tokens("Botchan", ...)
 
 # %% [markdown]
 # 4. **Build it.** Write `my_viterbi(normalized_text)` returning the ids of the best
@@ -441,7 +441,7 @@ check_botchan_tokens("Botchan", ...);
 from labkit.exercises.unigram import check_viterbi_function
 
 my_viterbi = ...
-check_viterbi_function(my_viterbi);
+check_viterbi_function(my_viterbi)
 
 # %% [markdown]
 # ## Summary

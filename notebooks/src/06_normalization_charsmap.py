@@ -356,7 +356,7 @@ from labkit.exercises.unigram import check_charsmap_replacement, check_normalize
 check_normalized("Ｆｕｌｌ  ｗｉｄｔｈ", ...)
 check_charsmap_replacement("⑦", ...)
 check_charsmap_replacement("ﬀ", ...)
-check_charsmap_replacement("a", ...);
+check_charsmap_replacement("a", ...)
 
 # %% [markdown]
 # ## Summary
