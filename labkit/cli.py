@@ -1,6 +1,6 @@
 """The ``labkit`` command: encode, decode, inspect, lattice, bench.
 
-Example: ``labkit encode qwen2 "Hello world"`` prints ``9707 1879``
+From a shell: ``labkit encode qwen2 "Hello world"`` prints ``9707 1879``
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A single suite runs at its full size (``python -m labkit.bench bpe``: ~1 MB of b
 ``all`` runs every suite with the small inputs of ``QUICK_ARGS`` so that the whole tour
 takes a couple of minutes on a 2-core machine (``all --full`` for every suite at full size).
 
-Example: ``python -m labkit.bench bpe``
+From a shell: ``python -m labkit.bench bpe``
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ tokens, offsets) for labkit and tokenizers alike; ``encode_ordinary`` is ids onl
 tiktoken's ``encode_ordinary``. Ratios are against tokenizers' ``encode`` on the same vocab.
 Introduced in notebook ``02_bpe_byte_level``.
 
-Example: ``python -m labkit.bench bpe --mb 0.5 --repeat 3``
+From a shell: ``python -m labkit.bench bpe --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 

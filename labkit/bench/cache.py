@@ -7,7 +7,7 @@ so every configuration sees the same machine load (A/B interleaved); the figures
 medians of ``--repeat`` passes in CPU time (``time.process_time``). Every cached output is
 compared with the uncached one in a separate, untimed pass.
 
-Example: ``python -m labkit.bench cache --requests 100``
+From a shell: ``python -m labkit.bench cache --requests 100``
 """
 from __future__ import annotations
 

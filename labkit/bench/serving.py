@@ -7,7 +7,7 @@ stop-sequence overhead, memory per tokenizer, and cost versus input size (with t
 O(n²) BPE against the heap version). A progress bar shows where it is.
 Introduced in notebook ``12_performance_and_metrics``.
 
-Example: ``python -m labkit.bench serving --quick``
+From a shell: ``python -m labkit.bench serving --quick``
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ of ``--repeat`` runs). labkit is timed *cold* (word cache emptied before each ru
 against it; ``tokenizers`` ``encode`` is shown too.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``python -m labkit.bench spm --mb 0.5 --repeat 3``
+From a shell: ``python -m labkit.bench spm --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 

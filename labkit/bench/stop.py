@@ -15,7 +15,7 @@ same stops, as it would be between a server's requests; the warm-up round fills 
 
 Introduced in notebook ``09_stop_sequences_jail``.
 
-Example: ``python -m labkit.bench stop --tokens 20000``
+From a shell: ``python -m labkit.bench stop --tokens 20000``
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ the position). Medians over ``--repeat`` runs, the two streams interleaved.
 
 Introduced in notebook ``08_incremental_detokenization``.
 
-Example: ``python -m labkit.bench stream --tokens 100000 --vocab gpt2``
+From a shell: ``python -m labkit.bench stream --tokens 100000 --vocab gpt2``
 """
 from __future__ import annotations
 

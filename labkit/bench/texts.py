@@ -9,7 +9,10 @@
 The draws use a fixed seed, so every run measures the same text.
 Introduced in notebook ``12_performance_and_metrics``.
 
-Example: ``sorted(bench_texts(0.01))`` -> ``['botchan', 'chinese', 'mixed']``
+Example:
+    >>> from labkit.bench.texts import bench_texts
+    >>> sorted(bench_texts(0.01))
+    ['botchan', 'chinese', 'mixed']
 """
 from __future__ import annotations
 
@@ -46,7 +49,10 @@ def _qwen2_pieces() -> tuple[tuple[str, ...], tuple[str, ...]]:
 def mixed_text(megabytes: float, seed: int = SEED) -> str:
     """About ``megabytes`` MB of Qwen2 pieces of every script in random order.
 
-    Example: ``len(mixed_text(0.001).encode()) >= 1000`` -> ``True``
+    Example:
+        >>> from labkit.bench.texts import mixed_text
+        >>> len(mixed_text(0.001).encode()) >= 1000
+        True
     """
     printable, _ = _qwen2_pieces()
     rng = random.Random(seed)
@@ -63,7 +69,10 @@ def mixed_text(megabytes: float, seed: int = SEED) -> str:
 def chinese_text(megabytes: float, seed: int = SEED) -> str:
     """About ``megabytes`` MB of CJK pieces of the Qwen2 vocabulary with Chinese punctuation.
 
-    Example: ``chinese_text(0.001)[:1] >= "\\u4e00"`` -> ``True``
+    Example:
+        >>> from labkit.bench.texts import chinese_text
+        >>> chinese_text(0.001)[:1] >= "\\u4e00"
+        True
     """
     _, cjk = _qwen2_pieces()
     rng = random.Random(seed)
@@ -82,6 +91,9 @@ def chinese_text(megabytes: float, seed: int = SEED) -> str:
 def bench_texts(megabytes: float) -> dict[str, str]:
     """The three texts, each about ``megabytes`` MB.
 
-    Example: ``{k: len(v) > 0 for k, v in bench_texts(0.01).items()}``
+    Example:
+        >>> from labkit.bench.texts import bench_texts
+        >>> {k: len(v) > 0 for k, v in bench_texts(0.01).items()}
+        {'botchan': True, 'mixed': True, 'chinese': True}
     """
     return {"botchan": corpus(megabytes), "mixed": mixed_text(megabytes), "chinese": chinese_text(megabytes)}

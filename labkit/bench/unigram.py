@@ -18,7 +18,7 @@ sentencepiece's and ``diff hf`` labkit's double-sum model against tokenizers (bo
 The per-line table of earlier versions stays available as :func:`measure` (notebook 05).
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
-Example: ``python -m labkit.bench unigram --mb 0.3 --repeat 5``
+From a shell: ``python -m labkit.bench unigram --mb 0.3 --repeat 5``
 """
 from __future__ import annotations
 

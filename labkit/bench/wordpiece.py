@@ -7,7 +7,7 @@ of ``--repeat`` runs). labkit is timed *cold* (word cache emptied before each ru
 the reference every ratio is against; ``encode_ordinary`` is ids only.
 Introduced in notebook ``04_wordpiece``.
 
-Example: ``python -m labkit.bench wordpiece --mb 0.5 --repeat 3``
+From a shell: ``python -m labkit.bench wordpiece --mb 0.5 --repeat 3``
 """
 from __future__ import annotations
 

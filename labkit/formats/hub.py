@@ -12,7 +12,9 @@ that folder and nothing else. ``HF_ENDPOINT``, ``HF_TOKEN``, ``HF_HUB_OFFLINE`` 
 ``HF_HOME``/``HF_HUB_CACHE`` are read at each call.
 Introduced in notebook ``11_factory_formats_hub``.
 
-Example: ``labkit.load("Qwen/Qwen2.5-7B-Instruct")`` (tokenizer.json, tokenizer_config.json, ...)
+Example (downloads tokenizer.json, tokenizer_config.json, ... from the Hub, so not run as a test):
+    >>> import labkit
+    >>> tok = labkit.load("Qwen/Qwen2.5-7B-Instruct")  # doctest: +SKIP
 """
 from __future__ import annotations
 
