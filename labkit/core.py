@@ -24,7 +24,12 @@ from labkit import metrics as _metrics
 class LabkitError(Exception):
     """Every failure on bad input is this (or a subclass), with a message saying what and where.
 
-    Example: ``raise LabkitError("ggml-vocab-gpt-2.gguf: truncated at byte 1024 (key 'tokenizer.ggml.tokens')")``
+    Example:
+        >>> from labkit.core import LabkitError
+        >>> raise LabkitError("ggml-vocab-gpt-2.gguf: truncated at byte 1024 (key 'tokenizer.ggml.tokens')")
+        Traceback (most recent call last):
+            ...
+        labkit.core.LabkitError: ggml-vocab-gpt-2.gguf: truncated at byte 1024 (key 'tokenizer.ggml.tokens')
     """
 
 

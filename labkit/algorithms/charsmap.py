@@ -120,7 +120,12 @@ def check_charsmap(blob) -> None:
     """Refuse a precompiled charsmap a reference engine could not read safely (a trie size
     beyond the blob, a walk leaving the array): readers call it before any engine sees the blob.
 
-    Example: ``check_charsmap(b"\xff\xff\xff\xff")`` raises ``LabkitError``
+    Example:
+        >>> from labkit.algorithms.charsmap import check_charsmap
+        >>> check_charsmap(b"\\xff\\xff\\xff\\xff")
+        Traceback (most recent call last):
+            ...
+        labkit.core.LabkitError: charsmap: blob of 4 bytes is too short (needs a u32 size and units)
     """
     CharsMap(blob)
 

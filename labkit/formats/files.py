@@ -33,7 +33,12 @@ def check_regular_file(path, limit: int | None = None, what: str = "file") -> in
     pipe, device, socket or folder (which would block or never end) or a file too large is
     a FormatError naming it, raised before anything is read.
 
-    Example: ``check_regular_file("/dev/zero")`` raises ``FormatError: /dev/zero: not a regular file``
+    Example:
+        >>> from labkit.formats.files import check_regular_file
+        >>> check_regular_file("/dev/zero")
+        Traceback (most recent call last):
+            ...
+        labkit.core.FormatError: /dev/zero: not a regular file (a folder, pipe, device or socket)
     """
     try:
         info = os.stat(path)
