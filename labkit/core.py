@@ -446,7 +446,8 @@ class Tokenizer:
             >>> tok.check_ids([9707, 1879], "step_batch()")
             [9707, 1879]
         """
-        return self._check_ids(ids, what)
+        checked = self._check_ids(ids, what)
+        return list(checked) if checked is ids else checked  # a new list: callers may append to it
 
     # -- helpers for engines -------------------------------------------------
     def _check_id(self, index, where: str = "") -> int:

@@ -56,3 +56,12 @@ def test_suffix_scan_jail_equals_the_automaton(stops, visible_count, pieces):
         assert jail.push(piece) == matcher.push(piece)
         assert jail.jail == matcher.jail
     assert jail.release() == matcher.release()
+
+
+def test_check_ids_returns_a_new_list_the_streams_may_extend():
+    tok = tokenizer("gpt2", "hf")
+    prompt = tok.encode("Hello world").ids
+    kept = list(prompt)
+    DecodeStream(tok, prompt).step(tok.encode("!").ids[0])
+    SimpleDecodeStream(tok, prompt).step(tok.encode("!").ids[0])
+    assert prompt == kept and tok.check_ids(prompt) is not prompt
