@@ -8,7 +8,7 @@ import random
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from labkit.algorithms.bpe_dropout import BPEDropout, expected_tokens
+from labkit.training.bpe_dropout import BPEDropout, expected_tokens
 from labkit.algorithms.chi_square import chi_square
 from labkit.core import LabkitError
 from labkit.factory import resolve_source

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import pytest
 import sentencepiece as spm
 
-from labkit.algorithms.unigram_sampling import UnigramSampler
+from labkit.training.unigram_sampling import UnigramSampler
 from labkit.core import LabkitError
 from labkit.paths import data_path
 from labkit.viz.lattice_explorer import LatticeExplorer, draw_paths, paths_table

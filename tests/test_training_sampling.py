@@ -13,7 +13,7 @@ import pytest
 import sentencepiece as spm
 
 from labkit.algorithms.chi_square import chi_square, upper_gamma_regularized
-from labkit.algorithms.unigram_sampling import StdPriorityQueue, UnigramSampler
+from labkit.training.unigram_sampling import StdPriorityQueue, UnigramSampler
 from labkit.core import LabkitError
 from labkit.paths import data_path
 

@@ -8,7 +8,7 @@ import math
 import pytest
 import sentencepiece as spm
 
-from labkit.algorithms.unigram_train import (
+from labkit.training.unigram_train import (
     UnigramTrainer,
     default_normalizer,
     digamma,

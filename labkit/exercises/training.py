@@ -17,7 +17,7 @@ import math
 from functools import lru_cache
 from typing import Mapping, Sequence
 
-from labkit.algorithms.unigram_train import edge_marginals
+from labkit.training.unigram_train import edge_marginals
 from labkit.core import LabkitError
 from labkit.exercises import unanswered as _unanswered
 from labkit.exercises import verdict as _verdict
@@ -73,7 +73,7 @@ def check_em_step(corpus: Mapping[str, int], probabilities: Mapping[str, float],
 
 @lru_cache(maxsize=1)
 def _sampler():
-    from labkit.algorithms.unigram_sampling import UnigramSampler
+    from labkit.training.unigram_sampling import UnigramSampler
 
     return UnigramSampler.load("botchan-unigram")
 

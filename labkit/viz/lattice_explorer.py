@@ -4,7 +4,7 @@ every segmentation ranked with its probability.
 
 :func:`draw_paths` draws one static figure (the stored fallback); :class:`LatticeExplorer`
 puts it behind ipywidgets (text, vocabulary, any Unigram file, k, alpha, samples, seed).
-The lattice, n-best and sampling are :mod:`labkit.algorithms.unigram_sampling`'s, so what
+The lattice, n-best and sampling are :mod:`labkit.training.unigram_sampling`'s, so what
 the explorer shows is what sentencepiece computes.
 Introduced in notebook ``05_unigram_trie_viterbi`` (last section).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from labkit.algorithms.unigram_sampling import UnigramSampler
+from labkit.training.unigram_sampling import UnigramSampler
 from labkit.core import LabkitError
 
 VITERBI_COLOR = "#c0392b"

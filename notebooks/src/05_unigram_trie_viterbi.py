@@ -465,14 +465,14 @@ check_viterbi_function(my_viterbi)
 # search, blue) and paths drawn at random with probability proportional to
 # `exp(alpha · score)` (green); for short strings, a table ranks every segmentation with
 # its probability. Pick a vocabulary: the shipped botchan model, one trained here in a
-# second (`labkit.algorithms.unigram_train`, notebook 13 shows how it works), or any
+# second (`labkit.training.unigram_train`, notebook 13 shows how it works), or any
 # Unigram file (type its path and press *load file*). Small `alpha` spreads the
 # probability over many segmentations; large `alpha` puts it all on the Viterbi path.
 # The widget needs a live kernel; the static figure and table after it are the fallback.
 
 # %%
-from labkit.algorithms.unigram_sampling import UnigramSampler
-from labkit.algorithms.unigram_train import default_normalizer, train_unigram
+from labkit.training.unigram_sampling import UnigramSampler
+from labkit.training.unigram_train import default_normalizer, train_unigram
 from labkit.paths import data_path
 
 botchan_lines = data_path("corpus/botchan.txt").read_text(encoding="utf-8").split("\n")

@@ -36,7 +36,7 @@ print(labkit.__version__)
 import time
 
 from labkit.algorithms.bpe_train import train_bpe
-from labkit.algorithms.unigram_train import UnigramTrainer
+from labkit.training.unigram_train import UnigramTrainer
 from labkit.algorithms.wordpiece_train import train_wordpiece
 from labkit.paths import data_path
 
@@ -119,7 +119,7 @@ assert numbers["WordPiece"] > 3 * max(numbers["BPE"], numbers["Unigram"])
 # through labkit's engine, WordPiece by greedy longest match, Unigram by Viterbi.
 
 # %%
-from labkit.algorithms.unigram_train import default_normalizer
+from labkit.training.unigram_train import default_normalizer
 from labkit.algorithms.wordpiece import WordPiece
 from labkit.algorithms.wordpiece_train import bert_words
 from labkit.engines.labkit_bpe_byte import build as build_bpe
@@ -294,7 +294,7 @@ pd.DataFrame({
 # `alpha` sharpens it towards the Viterbi path.
 
 # %%
-from labkit.algorithms.unigram_sampling import UnigramSampler
+from labkit.training.unigram_sampling import UnigramSampler
 
 sampler = UnigramSampler(unigram_model, normalize)
 sentence = "I had no idea what to do with the money."
@@ -353,7 +353,7 @@ assert test.p_value > 0.01
 # `tokenizers`' do (tests in `tests/test_training_dropout.py`).
 
 # %%
-from labkit.algorithms.bpe_dropout import BPEDropout, expected_tokens
+from labkit.training.bpe_dropout import BPEDropout, expected_tokens
 
 dropout = BPEDropout.load("gpt-2")
 gpt2 = dropout.engine

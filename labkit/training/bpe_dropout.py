@@ -16,7 +16,7 @@ outcome of the random process with its exact probability, for short words.
 Introduced in notebook ``13_where_vocabularies_come_from``.
 
 Example:
-    >>> from labkit.algorithms.bpe_dropout import BPEDropout
+    >>> from labkit.training.bpe_dropout import BPEDropout
     >>> BPEDropout.load("gpt-2").encode("Hello world", 0.1, seed=0)
     [15496, 995]
 """
@@ -35,7 +35,7 @@ class BPEDropout:
     """Dropout encoding over a labkit byte-level BPE engine's merges.
 
     Example:
-        >>> from labkit.algorithms.bpe_dropout import BPEDropout
+        >>> from labkit.training.bpe_dropout import BPEDropout
         >>> import random
         >>> import labkit
         >>> BPEDropout(labkit.load("gpt-2", engine="labkit")).word_ids(" lower", 0.5, random.Random(0))
@@ -62,7 +62,7 @@ class BPEDropout:
         """Dropout over the labkit engine of a bundled name or a file.
 
         Example:
-            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> from labkit.training.bpe_dropout import BPEDropout
             >>> dropout = BPEDropout.load("gpt2")
             >>> dropout.encode("Hello world", 0.0, seed=0)
             [15496, 995]
@@ -76,7 +76,7 @@ class BPEDropout:
         dropped, as tokenizers does with no unknown token).
 
         Example:
-            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> from labkit.training.bpe_dropout import BPEDropout
             >>> dropout = BPEDropout.load("gpt2")
             >>> dropout.symbols(" a")
             [220, 64]
@@ -89,7 +89,7 @@ class BPEDropout:
 
         Example:
             >>> import random
-            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> from labkit.training.bpe_dropout import BPEDropout
             >>> dropout = BPEDropout.load("gpt2")
             >>> dropout.word_ids(" lower", 0.0, random.Random(0))
             [2793]
@@ -104,7 +104,7 @@ class BPEDropout:
         """The ids of ``text`` (no special tokens, no BOS) with BPE-dropout on every pre-token.
 
         Example:
-            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> from labkit.training.bpe_dropout import BPEDropout
             >>> dropout = BPEDropout.load("gpt2")
             >>> dropout.encode("Hello world", 0.1, seed=1)
             [15496, 266, 1764]
@@ -125,7 +125,7 @@ class BPEDropout:
         following both outcomes of every draw (memoised on the process state).
 
         Example:
-            >>> from labkit.algorithms.bpe_dropout import BPEDropout
+            >>> from labkit.training.bpe_dropout import BPEDropout
             >>> dropout = BPEDropout.load("gpt2")
             >>> sorted(dropout.distribution(" low", 0.5).items())[:2]
             [((220, 75, 78, 86), 0.125), ((220, 75, 322), 0.046875)]
@@ -245,7 +245,7 @@ def expected_tokens(distribution: dict[tuple[int, ...], float]) -> float:
     """The mean number of tokens under a distribution of outcomes.
 
     Example:
-        >>> from labkit.algorithms.bpe_dropout import expected_tokens
+        >>> from labkit.training.bpe_dropout import expected_tokens
         >>> expected_tokens({(1,): 0.5, (2, 3): 0.5})
         1.5
     """

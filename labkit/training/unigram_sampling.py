@@ -23,7 +23,7 @@ sentencepiece's processor does. Kudo (2018) introduced both n-best and sampling 
 subword regularisation. Introduced in notebook ``13_where_vocabularies_come_from``.
 
 Example:
-    >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+    >>> from labkit.training.unigram_sampling import UnigramSampler
     >>> UnigramSampler.load("botchan-unigram").nbest("Hello world", 3)[0]
     ([151, 88, 21, 887], -26.98749351501465)
 """
@@ -52,7 +52,7 @@ class Node:
     """One lattice node: piece ``id`` covers normalised chars ``start:end`` with ``score``.
 
     Example:
-        >>> from labkit.algorithms.unigram_sampling import Node
+        >>> from labkit.training.unigram_sampling import Node
         >>> Node(0, 2, 37, -3.5)
         Node(start=0, end=2, id=37, score=-3.5)
     """
@@ -290,7 +290,7 @@ class StdPriorityQueue:
     search pops equal-priority paths in sentencepiece's order.
 
     Example:
-        >>> from labkit.algorithms.unigram_sampling import StdPriorityQueue
+        >>> from labkit.training.unigram_sampling import StdPriorityQueue
         >>> q = StdPriorityQueue()
         >>> q.push((1.0, "a"))
         >>> q.push((2.0, "b"))
@@ -358,7 +358,7 @@ class UnigramSampler:
     build the lattice, search or sample, then merge unknowns as sentencepiece does.
 
     Example:
-        >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+        >>> from labkit.training.unigram_sampling import UnigramSampler
         >>> UnigramSampler.load("botchan-unigram").sample("Hello world", 0.1, seed=0)
         [4, 165, 16, 88, 21, 102, 54, 31, 17]
 
@@ -376,7 +376,7 @@ class UnigramSampler:
         Example:
             >>> from labkit.paths import data_path
             >>> from labkit.formats.spm_model import read_spm_model
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.from_vocab(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")))
             >>> sampler.nbest("Hi", 1)
             [([4, 165, 25], 0.0)]
@@ -395,7 +395,7 @@ class UnigramSampler:
         """The sampler for a bundled name (``"botchan-unigram"``) or a Unigram file path.
 
         Example:
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> sampler.nbest("Hello", 1)
             [([151, 88, 21], 0.0)]
@@ -409,7 +409,7 @@ class UnigramSampler:
         """The lattice of ``text`` after normalisation.
 
         Example:
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> len(sampler.lattice("Hi").paths())
             1
@@ -428,7 +428,7 @@ class UnigramSampler:
         plain encoding, score 0).
 
         Example:
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> sampler.nbest("Hello", 2)
             [([151, 88, 21], -17.766786575317383), ([151, 31, 31, 21], -21.9941463470459)]
@@ -449,7 +449,7 @@ class UnigramSampler:
         the ``nbest_size`` best (``> 1``), or the best one (``0`` or ``1``).
 
         Example:
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> sampler.sample("Hello world", 0.1, seed=0)
             [4, 165, 16, 88, 21, 102, 54, 31, 17]
@@ -478,7 +478,7 @@ class UnigramSampler:
 
         Example:
             >>> from collections import Counter
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> Counter(map(tuple, sampler.sample_many("Hello", 0.5, 1000, seed=0))).most_common(2)
             [((151, 88, 21), 866), ((151, 31, 31, 21), 116)]
@@ -499,7 +499,7 @@ class UnigramSampler:
         by enumerating all of them (short strings only).
 
         Example:
-            >>> from labkit.algorithms.unigram_sampling import UnigramSampler
+            >>> from labkit.training.unigram_sampling import UnigramSampler
             >>> sampler = UnigramSampler.load("botchan-unigram")
             >>> max(sampler.distribution("hello", 1.0).items(), key=lambda kv: kv[1])
             ((39, 88, 21), 0.9804942669470057)

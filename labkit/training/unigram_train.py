@@ -69,7 +69,7 @@ def digamma(x: float) -> float:
     (the formula sentencepiece's M-step uses).
 
     Example:
-        >>> from labkit.algorithms.unigram_train import digamma
+        >>> from labkit.training.unigram_train import digamma
         >>> round(digamma(1.0), 6)
         -0.577216
     """
@@ -99,7 +99,7 @@ def script_of(ch: str) -> str:
     Hiragana, Katakana and ``ー`` count as Han.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import script_of
+        >>> from labkit.training.unigram_train import script_of
         >>> (script_of("a"), script_of("."), script_of("か"))
         ('Latin', 'Common', 'Han')
     """
@@ -122,7 +122,7 @@ def is_valid_piece(piece: str, max_piece_length: int = 16) -> bool:
     (an Inherited mark takes its neighbour's; digits are Common).
 
     Example:
-        >>> from labkit.algorithms.unigram_train import is_valid_piece
+        >>> from labkit.training.unigram_train import is_valid_piece
         >>> [is_valid_piece(p) for p in ("▁the", "e▁", "e.", "▁1984")]
         [True, False, False, True]
     """
@@ -153,7 +153,7 @@ def load_sentences(lines: Iterable[str], normalize: Callable[[str], str], max_se
     lines skipped as sentencepiece does, then the ones that normalise to nothing.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import load_sentences
+        >>> from labkit.training.unigram_train import load_sentences
         >>> from labkit.algorithms.charsmap import SpmNormalizer
         >>> load_sentences(["Hello  world", ""], SpmNormalizer(None).normalize)
         ['▁Hello▁world']
@@ -177,7 +177,7 @@ def required_chars(sentences: Sequence[str], character_coverage: float = 0.9995)
     until their share of all characters reaches ``character_coverage``.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import required_chars
+        >>> from labkit.training.unigram_train import required_chars
         >>> required_chars(["▁aab"], 0.7)
         {'a': 2, 'b': 1}
     """
@@ -205,7 +205,7 @@ def split_words(sentences: Sequence[str]) -> list[tuple[str, int]]:
     ties in byte order.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import split_words
+        >>> from labkit.training.unigram_train import split_words
         >>> split_words(["▁a▁b▁a"])
         [('▁a', 2), ('▁b', 1)]
     """
@@ -233,7 +233,7 @@ def seed_pieces(sentences: Sequence[str], seed_size: int = 1_000_000, max_piece_
     extending only substrings seen twice finds them without building the suffix array.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import seed_pieces
+        >>> from labkit.training.unigram_train import seed_pieces
         >>> [p for p, _ in seed_pieces(["▁ab▁ab", "▁ab"])]
         ['a', 'b', '▁', '▁ab', 'ab']
     """
@@ -349,7 +349,7 @@ class EMStep:
     """One line of the training log: what the model looked like after a step.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import EMStep
+        >>> from labkit.training.unigram_train import EMStep
         >>> EMStep("em", 0, 5926, 10.53, 67023)
         EMStep(kind='em', round=0, size=5926, objective=10.53, tokens=67023)
     """
@@ -842,7 +842,7 @@ def edge_marginals(n: int, edges: list[tuple], log_space: bool = False) -> tuple
     redone in log space.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import edge_marginals
+        >>> from labkit.training.unigram_train import edge_marginals
         >>> from math import e
         >>> edge_marginals(2, [(0, 1, 0, -1.0, e**-1), (1, 2, 1, -1.0, e**-1), (0, 2, 2, -2.0, e**-2)])[1]
         [0.5, 0.5, 0.5]
@@ -900,7 +900,7 @@ def viterbi_path(n: int, edges: list[tuple]) -> list[int]:
     sentencepiece's lattice, the earlier start wins a tie.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import viterbi_path
+        >>> from labkit.training.unigram_train import viterbi_path
         >>> viterbi_path(2, [(0, 1, 0, -1.0), (0, 2, 2, -1.5), (1, 2, 1, -1.0)])
         [2]
     """
@@ -934,7 +934,7 @@ def default_normalizer():
     botchan BPE model, which was trained with it.
 
     Example:
-        >>> from labkit.algorithms.unigram_train import default_normalizer
+        >>> from labkit.training.unigram_train import default_normalizer
         >>> default_normalizer().normalize("Ｈｉ  there")
         '▁Hi▁there'
     """
