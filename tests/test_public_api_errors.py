@@ -461,7 +461,7 @@ def test_is_special_id_refuses_bad_ids(name, engine):
     assert "float" in raises(tok.is_special_id, 1.0)
 
 
-def test_a_corrupt_charsmap_names_the_file_and_the_engines_that_still_serve(tmp_path):
+def test_a_cyclic_charsmap_is_served_alike_and_refusals_name_the_engines_that_can(tmp_path):
     import dataclasses
     import struct
 
@@ -474,7 +474,9 @@ def test_a_corrupt_charsmap_names_the_file_and_the_engines_that_still_serve(tmp_
     vocab = read_spm_model(bundled_path("botchan-unigram"))
     path = tmp_path / "cyclic.model"
     path.write_bytes(write_model_proto(dataclasses.replace(vocab, normalizer=dict(vocab.normalizer, charsmap=blob))))
-    message = raises(labkit.load, path, engine="labkit")
-    assert "cyclic.model" in message and "charsmap" in message, message
+    # a cycle cannot trap the walk (each step consumes a character), so every engine serves it alike
+    served = {engine: labkit.load(path, engine=engine) for engine in ("labkit", "sentencepiece", "hf")}
+    for text in ("a", "aaa", "banana", "Hello a world"):
+        assert len({tuple(tok.encode(text).ids) for tok in served.values()}) == 1, text
     message = raises(labkit.load, path, engine="tiktoken")
-    assert message.endswith("engines that can: hf, sentencepiece"), message  # labkit's refusal is not a crash
+    assert "cyclic.model" in message and message.endswith("engines that can: labkit, hf, sentencepiece"), message

@@ -583,10 +583,13 @@ class SpmNormalizer:
                 # nothing to look up: only the whitespace rules apply (the common case)
                 return self._squeezed(text)
             chunks = self._chunks(text)
-            if not any("  " in piece for piece, _, _, verbatim in chunks if not verbatim):
+            joined = "".join([piece for piece, _, _, _ in chunks])
+            # a suffix space still follows text that normalises to nothing (a lone U+000B): only _finish knows
+            suffix_after_nothing = self.treat_whitespace_as_suffix and self.add_dummy_prefix and not joined.strip(" ")
+            if not suffix_after_nothing and not any("  " in piece for piece, _, _, verbatim in chunks if not verbatim):
                 # sentencepiece keeps a run of spaces only inside one replacement; with none,
                 # its whitespace rules are those of the plain text the chunks spell
-                return self._squeezed("".join([piece for piece, _, _, _ in chunks]))
+                return self._squeezed(joined)
             return self._finish(chunks, len(text))[0]
         return self.normalize_with_alignment(text)[0]
 
