@@ -63,6 +63,13 @@ def stored_figures(notebook: Path) -> int:
                if {"image/png", "image/svg+xml"} & set(out.get("data", {})))
 
 
+def stored_widget_outputs(notebook: Path) -> int:
+    """How many outputs of the stored notebook are widget views."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    return sum("application/vnd.jupyter.widget-view+json" in out.get("data", {})
+               for cell in nb["cells"] for out in cell.get("outputs", []))
+
+
 def has_widgets(notebook: Path) -> bool:
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     return any("application/vnd.jupyter.widget-view+json" in out.get("data", {})
@@ -156,10 +163,19 @@ def run_all(page) -> None:
     page.wait_for_timeout(1000)
 
 
-def find_widget(page) -> bool:
-    """Scroll the open notebook from the top until a live widget is on the page."""
+def find_widget(page, from_end: bool = False) -> bool:
+    """Scroll the open notebook from the top (or the bottom) until a live widget is on the page."""
     scroller = page.locator(".jp-NotebookPanel:visible .jp-WindowedPanel-outer").first
-    scroller.evaluate("e => { e.scrollTop = 0 }")
+    scroller.evaluate("e => { e.scrollTop = 0 }" if not from_end else "e => { e.scrollTop = e.scrollHeight }")
+    if from_end:
+        for _ in range(200):
+            if page.locator(".jp-NotebookPanel:visible " + WIDGET).count():
+                return True
+            at_top = scroller.evaluate("e => { e.scrollTop -= 600; return e.scrollTop <= 0 }")
+            page.wait_for_timeout(120)
+            if at_top:
+                break
+        return page.locator(".jp-NotebookPanel:visible " + WIDGET).count() > 0
     for _ in range(200):
         if page.locator(".jp-NotebookPanel:visible " + WIDGET).count():
             return True
@@ -170,9 +186,10 @@ def find_widget(page) -> bool:
     return False
 
 
-def move_widget(page, stem: str) -> bool:
-    """Move the first live widget; True when the output around it changed."""
-    live = page.locator(".jp-NotebookPanel:visible " + WIDGET).first
+def move_widget(page, stem: str, last: bool = False) -> bool:
+    """Move the first (or last) live widget on the page; True when the output around it changed."""
+    widgets = page.locator(".jp-NotebookPanel:visible " + WIDGET)
+    live = widgets.last if last else widgets.first
     live.scroll_into_view_if_needed()
     area = live.locator("xpath=ancestor::div[contains(@class,'jp-OutputArea-output')][1]")
     before = area.inner_text()
@@ -194,7 +211,7 @@ def move_widget(page, stem: str) -> bool:
         return False
     page.wait_for_timeout(3000)
     after = area.inner_text()
-    page.screenshot(path=str(SHOTS / f"{stem}-moved.png"))
+    page.screenshot(path=str(SHOTS / f"{stem}-moved{'-last' if last else ''}.png"))
     return after != before
 
 
@@ -211,6 +228,9 @@ def check_live(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
     changed = move_widget(page, notebook.stem)
     if not changed:
         failures.append(f"{notebook.stem}: moving the widget changed nothing")
+    if stored_widget_outputs(notebook) > 1:  # the last widget too (05: the lattice explorer)
+        if not (find_widget(page, from_end=True) and move_widget(page, notebook.stem, last=True)):
+            failures.append(f"{notebook.stem}: moving the last widget changed nothing")
     print(f"  {notebook.stem}: Run All done, widget moved, output changed: {changed} ({errors.count()} stderr outputs)",
           flush=True)
 
