@@ -93,7 +93,8 @@ def test_nbest_edge_cases(sp, sampler):
         sp.nbest_encode_as_ids("Hello", 513)
 
 
-CASES = [("Hello", 0.1), ("botchan", 0.5), ("the school", 1.0), ("I am", 0.2)]
+# "the school" at alpha 1.0 puts 99.996% on one path: too peaked for a chi-square test
+CASES = [("Hello", 0.1), ("botchan", 0.5), ("the school", 0.2), ("I am", 0.2)]
 
 
 @pytest.mark.parametrize("text,alpha", CASES)
@@ -103,11 +104,14 @@ def test_sampling_matches_the_exact_distribution(sp, sampler, text, alpha):
     spm.set_random_generator_seed(1234)
     theirs = collections.Counter(tuple(sp.sample_encode_as_ids(text, -1, alpha)) for _ in range(DRAWS))
     ours = collections.Counter(map(tuple, sampler.sample_many(text, alpha, DRAWS, seed=1234)))
-    # measured p-values (sentencepiece / labkit): Hello .48/.67, botchan .86/.22, school .37/.37, I am .89/.39
-    assert chi_square(theirs, exact).p_value > 0.01
+    # sentencepiece's draws differ between runs of the suite even after the seed call (seen in
+    # CI), so its check is a genuinely random test: 1e-4 keeps false alarms below 1 in 2,500.
+    # Five unseeded runs each gave p from 0.07 to 0.96 (Hello, botchan, school, I am).
+    assert chi_square(theirs, exact).p_value > 1e-4
+    # labkit's draws are seeded, so this one is deterministic (measured p: .67, .97, .74, .98)
     assert chi_square(ours, exact).p_value > 0.01
-    # the test can fail: the same draws against another alpha's distribution are rejected
-    assert chi_square(ours, sampler.distribution(text, alpha * 3 + 1)).p_value < 1e-6
+    # the test can fail: the same draws against twice the alpha's distribution are rejected
+    assert chi_square(ours, sampler.distribution(text, alpha * 2)).p_value < 1e-6
 
 
 def test_single_draws_follow_the_same_algorithm(sampler):
@@ -168,3 +172,13 @@ def test_chi_square_reference_values():
     assert upper_gamma_regularized(2.5, 11.0705 / 2) == pytest.approx(0.05, abs=1e-5)
     assert chi_square({"a": 500, "b": 500}, {"a": 0.5, "b": 0.5}).p_value == pytest.approx(1.0)
     assert chi_square({"a": 1}, {"b": 1.0}).p_value == 0.0
+
+
+def test_chi_square_pools_rare_categories_into_a_valid_bin():
+    # 0.8 expected draws spread over rare paths, 4 seen: a lone pool bin would give p = 0.0003
+    probabilities = {"common": 1 - 4e-5, "rare1": 2.8e-5, "rare2": 1.2e-5}
+    observed = {"common": 19_996, "rare1": 3, "rare2": 1}
+    result = chi_square(observed, probabilities)
+    assert result.bins == 1 and result.p_value == 1.0
+    # a pool large enough for the approximation stays its own bin
+    assert chi_square({"a": 900, "b": 60, "c": 40}, {"a": 0.9, "b": 0.06, "c": 0.04}, min_expected=100).bins == 2

@@ -63,8 +63,11 @@ def chi_square(observed: Mapping[Hashable, int], probabilities: Mapping[Hashable
         else:
             pooled_expected += expected
             pooled_observed += observed.get(key, 0)
-    if pooled_expected > 0:
+    if pooled_expected >= min_expected or (pooled_expected > 0 and not bins):
         bins.append((pooled_expected, pooled_observed))
+    elif pooled_expected > 0:  # a pool still too small for the approximation joins the smallest bin
+        expected, observed_count = bins[-1]
+        bins[-1] = (expected + pooled_expected, observed_count + pooled_observed)
     if len(bins) < 2:
         return ChiSquare(0.0, 0, 1.0, draws, len(bins))
     statistic = math.fsum((o - e) ** 2 / e for e, o in bins)

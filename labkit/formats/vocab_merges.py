@@ -30,8 +30,8 @@ def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
 
     Example:
         >>> from labkit.formats.vocab_merges import parse_merges_txt
-        >>> parse_merges_txt(b"#version: 0.2\\n\\u0120 t\\n", "m")
-        [('\\\\u0120', 't')]
+        >>> parse_merges_txt("#version: 0.2\\n\u0120 t\\n".encode(), "m")
+        [('\u0120', 't')]
 
     Introduced in notebook ``02_bpe_byte_level``.
     """
