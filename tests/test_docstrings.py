@@ -51,7 +51,6 @@ PENDING = {
     "labkit/exercises/conformance.py": 3,
     "labkit/exercises/formats.py": 1,
     "labkit/exercises/stop.py": 1,
-    "labkit/exercises/unigram.py": 1,
     "labkit/factory.py": 1,
     "labkit/formats/files.py": 1,
     "labkit/formats/gguf.py": 1,

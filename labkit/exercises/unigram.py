@@ -159,7 +159,12 @@ def check_viterbi_function(viterbi, lines: int = 400) -> bool:
     the botchan model (unknown runs merged into one ``<unk>``); it must equal sentencepiece
     on the first ``lines`` lines of *Botchan*. Says which line, and where in it, differs.
 
-    Example: ``check_viterbi_function(lambda text: labkit.load("botchan-unigram").model.viterbi(text))``
+    Example:
+        >>> import labkit
+        >>> model = labkit.load("botchan-unigram", engine="labkit").model
+        >>> check_viterbi_function(lambda text: [i for i, _, _ in model.encode(text)], lines=20)
+        right
+        True
     """
     if unanswered(viterbi):
         return None
@@ -175,6 +180,9 @@ def check_viterbi_function(viterbi, lines: int = 400) -> bool:
     for number, line in enumerate(corpus[:lines]):
         expected = sp.encode(line)
         got = list(viterbi(tok.normalize(line)))
+        if not all(isinstance(i, int) for i in got):
+            raise LabkitError("check_viterbi_function: the function must return a list of ids (ints), "
+                              f"got {got[:3]!r}... for line {number}")
         if got != expected:
             at = next((k for k, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
             pieces = tok.vocab.tokens
