@@ -52,7 +52,6 @@ PENDING = {
     "labkit/exercises/formats.py": 1,
     "labkit/exercises/stop.py": 1,
     "labkit/factory.py": 1,
-    "labkit/formats/files.py": 1,
     "labkit/formats/gguf.py": 1,
     "labkit/formats/hf_components.py": 3,
     "labkit/formats/hf_config.py": 3,

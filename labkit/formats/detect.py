@@ -20,7 +20,8 @@ from typing import Any
 from labkit.core import FormatError, LabkitError, VocabData
 from labkit.formats.files import check_regular_file, read_bytes
 from labkit.formats.hf_config import apply_folder_files, apply_template_files
-from labkit.formats.hf_json import UTF8_BOM, parse_json
+from labkit.formats.files import UTF8_BOM
+from labkit.formats.hf_json import parse_json
 
 # what sniff() can answer
 FORMATS = (

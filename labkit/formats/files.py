@@ -79,10 +79,35 @@ def read_bytes(path, what: str = "file", limit: int | None = None) -> bytes:
 def file_bytes(path, data: bytes | None = None, what: str = "file") -> bytes:
     """``data`` if given (already read), else the file's bytes; an empty file is a FormatError.
 
-    Example: ``file_bytes(p, b"")`` raises ``FormatError: p: file is empty``
+    Example:
+        >>> file_bytes("p.json", b"")
+        Traceback (most recent call last):
+        labkit.core.FormatError: p.json: file is empty
     """
     if data is None:
         data = read_bytes(path, what)
     if not data:
         raise FormatError(f"{path}: file is empty")
     return data
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def utf8_text(data: bytes, source: str) -> str:
+    """A text file's bytes as str: a leading BOM dropped (editors on Windows write one),
+    anything that is not UTF-8 a FormatError naming the byte.
+
+    Example:
+        >>> utf8_text(b"\\xef\\xbb\\xbfvocab", "vocab.txt")
+        'vocab'
+        >>> utf8_text(b"ab\\xff", "vocab.txt")
+        Traceback (most recent call last):
+        labkit.core.FormatError: vocab.txt: not UTF-8 text (byte 2: invalid start byte)
+    """
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None

@@ -17,7 +17,6 @@ import mmap
 import os
 import struct
 from array import array
-from pathlib import Path
 from typing import Any
 
 import gguf

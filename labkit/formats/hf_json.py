@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
-from labkit.formats.files import read_bytes
+from labkit.formats.files import UTF8_BOM, read_bytes, utf8_text
 from labkit.formats.hf_components import check_components, labkit_refusal, pipeline_refusal
 from labkit.core import (
     TOKEN_BYTE,
@@ -37,7 +37,6 @@ from labkit.core import (
     VocabData,
 )
 
-UTF8_BOM = b"\xef\xbb\xbf"
 SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 # ids may skip numbers, but a corrupt id must not make us allocate a huge table
 MAX_ID_HOLES = 1 << 16
@@ -65,12 +64,7 @@ def parse_json(data: bytes, source: str) -> Any:
 
     Introduced in notebook ``11_factory_formats_hub``.
     """
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM):]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    text = utf8_text(data, source)
     if not text.strip():
         raise FormatError(f"{source}: file is empty")
     try:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, AddedToken, FormatError, SpecialTokens, VocabData
-from labkit.formats.files import read_bytes
+from labkit.formats.files import read_bytes, utf8_text
 from labkit.formats.hf_json import (
-    UTF8_BOM,
     check_merges,
     parse_json,
     tokens_from_ids,
@@ -35,12 +34,7 @@ def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
 
     Introduced in notebook ``02_bpe_byte_level``.
     """
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM):]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    text = utf8_text(data, source)
     merges = []
     for line_no, line in enumerate(text.split("\n"), 1):
         line = line.rstrip("\r")
@@ -139,12 +133,7 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     source = str(path)
     if data is None:
         data = read_bytes(path)
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM):]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    text = utf8_text(data, source)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last token
