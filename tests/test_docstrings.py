@@ -54,7 +54,6 @@ PENDING = {
     "labkit/factory.py": 1,
     "labkit/formats/gguf.py": 1,
     "labkit/formats/hf_components.py": 3,
-    "labkit/formats/hf_config.py": 3,
     "labkit/formats/hf_json.py": 2,
     "labkit/formats/hub.py": 1,
     "labkit/formats/hub_server.py": 3,

@@ -51,7 +51,15 @@ def read_template_file(path) -> str:
     (a leading BOM is not template text). A pipe, a device or an oversized file is refused
     before anything is read.
 
-    Example: ``read_template_file(folder / "chat_template.jinja")[:2]`` -> ``'{%'``
+    Example:
+        >>> import os, tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "chat_template.jinja"
+        >>> _ = path.write_bytes(b"\\xef\\xbb\\xbf{{ messages[0].content }}")
+        >>> read_template_file(path)
+        '{{ messages[0].content }}'
+        >>> read_template_file(os.devnull)
+        Traceback (most recent call last):
+        labkit.core.FormatError: /dev/null: a chat template must be a regular file (this is a pipe, device or folder)
     """
     path = Path(path)
     try:
@@ -121,13 +129,11 @@ def set_chat_templates(vocab: VocabData, named: Mapping[str, str], origin: str) 
     """Store the templates a reader found on ``vocab`` (``chat_template`` is the default one).
 
     Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import set_chat_templates
-        >>> set_chat_templates(vocab, {"default": "{{ x }}"}, "chat_template.jinja")
-        >>> vocab.chat_template
-        '{{ x }}'
+        >>> from labkit.core import VocabData
+        >>> vocab = VocabData("demo", "mock", "mock", tokens=["a"], token_types=[1])
+        >>> set_chat_templates(vocab, {"default": "{{ x }}", "tool_use": "{{ y }}"}, "chat_template.jinja")
+        >>> vocab.chat_template, sorted(vocab.chat_templates), vocab.chat_template_origin
+        ('{{ x }}', ['default', 'tool_use'], 'chat_template.jinja')
     """
     vocab.chat_templates = dict(named)
     vocab.chat_template = vocab.chat_templates.get("default")
@@ -150,8 +156,9 @@ def folder_templates(folder: Path, config: Any = None) -> tuple[dict[str, str], 
     tokenizer_config.json when the caller has already read it.
 
     Example:
-        >>> from labkit.formats.hf_config import folder_templates, Path
-        >>> folder_templates(Path("my-model"))
+        >>> from labkit.paths import data_path
+        >>> folder_templates(data_path("hf/all-MiniLM-L6-v2")) is None
+        True
     """
     folder = Path(folder)
     jinja_path = folder / JINJA_NAME
@@ -176,7 +183,15 @@ def apply_template_files(vocab: VocabData, folder: Path, config: Any = None) -> 
     """Fill ``vocab``'s chat templates from the files in ``folder``, which win over what the
     vocabulary file itself carries (a GGUF key), as transformers and llama.cpp servers do.
 
-    Example: ``apply_template_files(read_gguf(path), path.parent)``
+    Example:
+        >>> import tempfile
+        >>> from labkit.core import VocabData
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "chat_template.jinja").write_text("{{ x }}")
+        >>> vocab = VocabData("model.gguf", "gguf", "bpe_byte", ["a"], [1], chat_template="{{ from_gguf }}")
+        >>> apply_template_files(vocab, folder)
+        >>> vocab.chat_template
+        '{{ x }}'
     """
     found = folder_templates(folder, config)
     if found is not None:
@@ -213,14 +228,13 @@ def apply_added_tokens_decoder(vocab: VocabData, decoder: Any, source: str) -> N
 
     The vocabulary may grow by at most MAX_ID_HOLES ids in total, checked against the size
     it had before this record, before anything is appended.
-    Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_added_tokens_decoder
-        >>> apply_added_tokens_decoder(vocab, {"5": {"content": "<x>", "special": True}}, "c.json")
-        >>> vocab.tokens[5]
-        '<x>'
+
+    Example (id 2 is a hole, filled with a placeholder):
+        >>> from labkit.core import VocabData
+        >>> vocab = VocabData("vocab.txt", "hf_json", "wordpiece", ["[UNK]", "a"], [2, 1])
+        >>> apply_added_tokens_decoder(vocab, {"3": {"content": "<x>", "special": True}}, "tokenizer_config.json")
+        >>> vocab.tokens, [token.content for token in vocab.added_tokens]
+        (['[UNK]', 'a', '<|unused_2|>', '<x>'], ['<x>'])
     """
     expect(decoder, dict, source, "added_tokens_decoder")
     present = {a.content: a.id for a in vocab.added_tokens}
@@ -253,13 +267,11 @@ def apply_named_specials(vocab: VocabData, config: dict, source: str) -> None:
     """``bos_token``, ``eos_token``, ... (a str or an AddedToken dict) -> ``vocab.specials``.
 
     Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_named_specials
-        >>> apply_named_specials(vocab, {"sep_token": "[SEP]"}, "tokenizer_config.json")
-        >>> vocab.specials.sep
-        '[SEP]'
+        >>> from labkit.core import VocabData
+        >>> vocab = VocabData("vocab.txt", "hf_json", "wordpiece", ["[UNK]", "[SEP]", "hi"], [2, 3, 1])
+        >>> apply_named_specials(vocab, {"sep_token": {"content": "[SEP]"}, "unk_token": "[UNK]"}, "tokenizer_config.json")
+        >>> (vocab.specials.sep, vocab.specials.sep_id), (vocab.specials.unk, vocab.specials.unk_id)
+        (('[SEP]', 1), ('[UNK]', 0))
     """
     sp = vocab.specials
     present = {a.content: a.id for a in vocab.added_tokens}
@@ -291,13 +303,14 @@ def apply_framing_flags(vocab: VocabData, config: dict, source: str, *, framing_
     text (it is what the ``tokenizers`` engine runs, so it stays in charge).
 
     Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_framing_flags
-        >>> apply_framing_flags(vocab, {"add_bos_token": True}, "c.json", framing_from_post_processor=False)
-        >>> vocab.specials.add_bos
-        True
+        >>> from labkit.core import VocabData
+        >>> config = {"add_bos_token": True}
+        >>> plain = VocabData("tokenizer.model", "spm_model", "unigram", ["<unk>"], [2])
+        >>> framed = VocabData("tokenizer.json", "hf_json", "unigram", ["<unk>"], [2])
+        >>> apply_framing_flags(plain, config, "c.json", framing_from_post_processor=False)
+        >>> apply_framing_flags(framed, config, "c.json", framing_from_post_processor=True)
+        >>> plain.specials.add_bos, framed.specials.add_bos
+        (True, False)
     """
     for flag in ("add_bos", "add_eos"):
         value = expect(config.get(f"{flag}_token"), bool, source, f"{flag}_token", optional=True)
@@ -309,13 +322,11 @@ def apply_wordpiece_options(vocab: VocabData, config: dict, source: str) -> None
     """BERT's normaliser switches: ``do_lower_case``, ``strip_accents``, ``tokenize_chinese_chars``.
 
     Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_wordpiece_options
-        >>> apply_wordpiece_options(vocab, {"do_lower_case": False}, "c.json")
-        >>> vocab.normalizer["lowercase"]
-        False
+        >>> from labkit.core import VocabData
+        >>> vocab = VocabData("vocab.txt", "hf_json", "wordpiece", ["[UNK]"], [2], normalizer={"lowercase": True})
+        >>> apply_wordpiece_options(vocab, {"do_lower_case": False, "strip_accents": None}, "c.json")
+        >>> vocab.normalizer
+        {'lowercase': False, 'strip_accents': None}
     """
     if vocab.model != "wordpiece":
         return
@@ -332,13 +343,12 @@ def apply_config_template(vocab: VocabData, config: dict, source: str) -> None:
     """The config's own ``chat_template``, if any (template files beside it win later).
 
     Example:
-        >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_config_template
-        >>> apply_config_template(vocab, {"chat_template": "{{ x }}"}, "tokenizer_config.json")
-        >>> vocab.chat_template
-        '{{ x }}'
+        >>> from labkit.core import VocabData
+        >>> named = [{"name": "default", "template": "{{ x }}"}, {"name": "rag", "template": "{{ y }}"}]
+        >>> vocab = VocabData("tokenizer.json", "hf_json", "bpe_byte", ["a"], [1])
+        >>> apply_config_template(vocab, {"chat_template": named}, "tokenizer_config.json")
+        >>> vocab.chat_templates, vocab.chat_template_origin
+        ({'default': '{{ x }}', 'rag': '{{ y }}'}, 'tokenizer_config.json: chat_template')
     """
     if config.get("chat_template") is not None:
         set_chat_templates(vocab, templates_from_field(config["chat_template"], source), f"{source}: chat_template")
@@ -350,12 +360,12 @@ def apply_tokenizer_config(vocab: VocabData, config: Any, source: str, *, framin
 
     Example:
         >>> from labkit.paths import data_path
-        >>> from labkit.formats.detect import read_vocab
-        >>> vocab = read_vocab(data_path("hf/all-MiniLM-L6-v2"))
-        >>> from labkit.formats.hf_config import apply_tokenizer_config
-        >>> apply_tokenizer_config(vocab, {"sep_token": "[SEP]"}, "tokenizer_config.json")
-        >>> vocab.specials.sep
-        '[SEP]'
+        >>> from labkit.formats.hf_json import read_hf_json, load_json_file
+        >>> folder = data_path("hf/all-MiniLM-L6-v2")
+        >>> vocab = read_hf_json(folder / "tokenizer.json")
+        >>> apply_tokenizer_config(vocab, load_json_file(folder / "tokenizer_config.json"), "tokenizer_config.json")
+        >>> vocab.metadata["tokenizer_config"]["tokenizer_class"], vocab.specials.mask
+        ('BertTokenizer', '[MASK]')
     """
     expect(config, dict, source, "the top level")
     vocab.metadata["tokenizer_config"] = config
@@ -371,7 +381,13 @@ def apply_folder_files(vocab: VocabData, folder: Path, *, framing_from_post_proc
     """Apply what sits beside a vocabulary file: tokenizer_config.json, then the chat
     template files by priority (``chat_template.jinja`` > ``chat_template.json`` > the config).
 
-    Example: ``apply_folder_files(vocab, Path("data/hf/all-MiniLM-L6-v2"))``
+    Example:
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.vocab_merges import read_vocab_txt
+        >>> vocab = read_vocab_txt(data_path("hf/all-MiniLM-L6-v2/vocab.txt"))
+        >>> apply_folder_files(vocab, data_path("hf/all-MiniLM-L6-v2"))
+        >>> vocab.normalizer["lowercase"], vocab.specials.cls
+        (True, '[CLS]')
     """
     folder = Path(folder)
     config_path = folder / CONFIG_NAME
