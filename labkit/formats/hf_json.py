@@ -24,18 +24,8 @@ from typing import Any
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
 from labkit.formats.files import UTF8_BOM, read_bytes, utf8_text
 from labkit.formats.hf_components import check_components, labkit_refusal, pipeline_refusal
-from labkit.core import (
-    TOKEN_BYTE,
-    TOKEN_CONTROL,
-    TOKEN_NORMAL,
-    TOKEN_UNKNOWN,
-    TOKEN_UNUSED,
-    TOKEN_USER_DEFINED,
-    AddedToken,
-    FormatError,
-    SpecialTokens,
-    VocabData,
-)
+from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_UNUSED, TOKEN_USER_DEFINED
+from labkit.core import AddedToken, FormatError, SpecialTokens, VocabData
 
 SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 # ids may skip numbers, but a corrupt id must not make us allocate a huge table

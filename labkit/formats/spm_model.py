@@ -21,18 +21,8 @@ import struct
 from typing import Any
 
 from labkit.formats.files import file_bytes
-from labkit.core import (
-    TOKEN_BYTE,
-    TOKEN_CONTROL,
-    TOKEN_NORMAL,
-    TOKEN_UNKNOWN,
-    TOKEN_UNUSED,
-    TOKEN_USER_DEFINED,
-    AddedToken,
-    FormatError,
-    SpecialTokens,
-    VocabData,
-)
+from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_UNUSED, TOKEN_USER_DEFINED
+from labkit.core import AddedToken, FormatError, SpecialTokens, VocabData
 
 # wire types
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
