@@ -56,7 +56,9 @@ _ARRAYS_USED = frozenset({TK.LIST, TK.TOKEN_TYPE, TK.SCORES, TK.MERGES, TK.PRECO
 class SkippedArray(tuple):
     """Stands for an array under a key labkit does not read: (item type, count), never built.
 
-    Example: ``read_gguf_kv(p)["general.some_table"]`` -> ``SkippedArray(('UINT8', 100000000))``
+    Example:
+        >>> SkippedArray("UINT8", 100_000_000)
+        ('UINT8', 100000000)
     """
 
     def __new__(cls, item_type: str, count: int):

@@ -11,7 +11,10 @@ the conformance matrix (``tests/test_conformance_hf_matrix.py``).
 know and Split regexes that do not compile.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``labkit_refusal({"model": {"type": "WordLevel"}})`` -> ``"model WordLevel: ..."``
+Example:
+    >>> from labkit.formats.hf_components import labkit_refusal
+    >>> labkit_refusal({"model": {"type": "Unigram"}, "normalizer": {"type": "NFKC"}}, family="unigram")
+    'model Unigram with NFKC: labkit has no exact engine for this tokenizer.json pipeline'
 """
 from __future__ import annotations
 
@@ -70,7 +73,10 @@ def check_components(doc: dict, source: str) -> None:
     """Refuse (FormatError) component types tokenizers does not know and Split regexes that
     do not compile: no engine may serve such a file with a guessed default.
 
-    Example: ``check_components({"pre_tokenizer": {"type": "Magic"}}, "t.json")`` raises FormatError
+    Example:
+        >>> check_components({"pre_tokenizer": {"type": "Magic"}}, "t.json")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        labkit.core.FormatError: t.json: pre_tokenizer type 'Magic' is unknown (tokenizers knows BertPreTokenizer, ...)
     """
     for kind, known in KNOWN_TYPES.items():
         node = doc.get(kind)
@@ -165,7 +171,14 @@ def _added_token_refusal(doc: dict) -> str | None:
 def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str | None:
     """Why labkit's engine for ``family`` cannot serve this tokenizer.json exactly, or None.
 
-    Example: ``labkit_refusal(doc, family="unigram")`` -> ``'normalizer NFKC ...'``
+    Example:
+        >>> from labkit.formats.hf_json import load_json_file
+        >>> from labkit.paths import data_path
+        >>> doc = load_json_file(data_path("hf/all-MiniLM-L6-v2/tokenizer.json"))
+        >>> labkit_refusal(doc, family="wordpiece") is None
+        True
+        >>> labkit_refusal(dict(doc, normalizer={"type": "NFKC"}), family="wordpiece")
+        "normalizer NFKC (labkit's WordPiece engine runs BERT's pipeline: BertNormalizer)"
     """
     if family == "bpe_byte":
         reason = _byte_level_refusal(doc, split_known)

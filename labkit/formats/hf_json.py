@@ -82,7 +82,13 @@ def load_json_file(path) -> Any:
 def expect(value: Any, kind, source: str, where: str, *, optional: bool = False) -> Any:
     """Check a JSON value's type; ``kind`` is a type or tuple. bool is never an int here.
 
-    Example: ``expect(d.get("model"), dict, "tokenizer.json", "model")``
+    Example:
+        >>> expect({"type": "BPE"}, dict, "tokenizer.json", "model")
+        {'type': 'BPE'}
+        >>> expect(True, int, "tokenizer.json", "model.vocab['a']")
+        Traceback (most recent call last):
+        labkit.core.FormatError: tokenizer.json: model.vocab['a'] should be int, got bool
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     if value is None and optional:
@@ -217,7 +223,12 @@ def check_merges(merges: list[tuple[str, str]], vocab: dict[str, int], source: s
     """Every merge's parts and result must be tokens (what tokenizers itself requires);
     with a continuing-subword ``prefix`` the right part's prefix is dropped in the result.
 
-    Example: ``check_merges([("a", "b")], {"a": 0, "b": 1}, "x")`` raises FormatError ('ab' missing)
+    Example:
+        >>> check_merges([("a", "##b")], {"a": 0, "##b": 1, "ab": 2}, "tokenizer.json", prefix="##")
+        >>> check_merges([("a", "b")], {"a": 0, "b": 1}, "tokenizer.json")
+        Traceback (most recent call last):
+        labkit.core.FormatError: tokenizer.json: merge #0 ('a', 'b') uses 'ab', which is not in the vocabulary
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     for n, (left, right) in enumerate(merges):

@@ -223,7 +223,15 @@ def download_tokenizer_files(repo_id: str, *, revision: str | None = None, token
     (``LABKIT_HUB_MAX_FILE_BYTES``, 512 MiB), ``timeout`` per request without progress
     (``LABKIT_HUB_TIMEOUT``, 30 s), ``deadline`` for the call (``LABKIT_HUB_DEADLINE``, 600 s).
 
-    Example: ``download_tokenizer_files("org/model")`` -> ``~/.cache/huggingface/hub/models--org--model/snapshots/<sha>``
+    Example (against the local Hub of :mod:`labkit.formats.hub_server`, into a fresh cache):
+        >>> import os, tempfile
+        >>> from unittest import mock
+        >>> from labkit.formats.hub_server import LocalHub
+        >>> with LocalHub({"org/tiny": {"vocab.txt": b"[UNK]\\na\\n"}}) as hub, \\
+        ...         mock.patch.dict(os.environ, {"HF_HUB_CACHE": tempfile.mkdtemp()}):
+        ...     folder = download_tokenizer_files("org/tiny", endpoint=hub.url)
+        >>> folder.parent.parent.name, [path.name for path in folder.iterdir()]
+        ('models--org--tiny', ['vocab.txt'])
     """
     if not isinstance(repo_id, str) or repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise LabkitError(f"{repo_id!r} is not a Hub model id of the form 'org/model'")

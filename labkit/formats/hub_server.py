@@ -9,7 +9,12 @@ and files, and drop the connection in the middle of a file. Every request is log
 test can show which files were (and were not) fetched.
 Introduced in notebook ``11_factory_formats_hub``.
 
-Example: ``with LocalHub({"org/tok": {"tokenizer.json": data}}) as hub: os.environ["HF_ENDPOINT"] = hub.url``
+Example:
+    >>> import urllib.request
+    >>> from labkit.formats.hub_server import LocalHub
+    >>> with LocalHub({"org/tok": {"vocab.txt": b"a\\n"}}) as hub:
+    ...     urllib.request.urlopen(f"{hub.url}/org/tok/resolve/main/vocab.txt").read()
+    b'a\\n'
 """
 from __future__ import annotations
 
@@ -36,7 +41,17 @@ class LocalHub:
     A value of ``repos`` may be a :class:`Zeros` (a large file that is never held in memory).
     ``authorizations`` logs (path, Authorization header or None) for every request.
 
-    Example: ``hub = LocalHub(repos).start(); ...; hub.stop()``
+    Example (a private repo answers 401 without its token):
+        >>> import urllib.error, urllib.request
+        >>> hub = LocalHub({"org/secret": {"vocab.txt": b"a\\n"}}, private={"org/secret"}, token="hf_x").start()
+        >>> try:
+        ...     urllib.request.urlopen(f"{hub.url}/org/secret/resolve/main/vocab.txt")
+        ... except urllib.error.HTTPError as error:
+        ...     print(error.code)
+        401
+        >>> hub.requests
+        [('GET', '/org/secret/resolve/main/vocab.txt')]
+        >>> hub.stop()
     """
 
     def __init__(self, repos: dict[str, dict[str, bytes]], *, private=(), token: str | None = None,
@@ -107,7 +122,10 @@ class LocalHub:
 class Zeros:
     """``size`` zero bytes, produced as they are sent (a 2 GiB file without 2 GiB of memory).
 
-    Example: ``LocalHub({"org/big": {"tokenizer.json": Zeros(2**31)}})``
+    Example:
+        >>> big = Zeros(2**31)
+        >>> len(big), big.sha1() == Zeros(2**31).sha1() != Zeros(1).sha1()
+        (2147483648, True)
     """
 
     def __init__(self, size: int):

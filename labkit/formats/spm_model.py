@@ -487,7 +487,15 @@ def write_model_proto(vocab: VocabData) -> bytes:
 
     sentencepiece accepts exactly one UNKNOWN piece: the one at ``specials.unk_id`` (else
     the first of that type) stays UNKNOWN, any other becomes CONTROL.
-    Example: ``spm.SentencePieceProcessor(model_proto=write_model_proto(read_gguf(p)))``
+    Example:
+        >>> import sentencepiece
+        >>> from labkit.paths import data_path
+        >>> from labkit.formats.gguf import read_gguf
+        >>> vocab = read_gguf(data_path("gguf/ggml-vocab-llama-spm.gguf"))
+        >>> sp = sentencepiece.SentencePieceProcessor(model_proto=write_model_proto(vocab))
+        >>> sp.encode("Hello world"), sp.get_piece_size() == len(vocab.tokens)
+        ([15043, 3186], True)
+
     Introduced in notebook ``11_factory_formats_hub``.
     """
     model_type = {"unigram": SPM_UNIGRAM, "spm_bpe": SPM_BPE, "spm_word": SPM_WORD, "spm_char": SPM_CHAR}.get(vocab.model)

@@ -5,7 +5,15 @@
 optional ``#version`` line. This is what ``tokenizer.json`` later packed into one file.
 Introduced in notebook ``02_bpe_byte_level`` and ``11_factory_formats_hub``.
 
-Example: ``read_vocab_merges("vocab.json", "merges.txt").merges[0]`` -> ``('Ġ', 't')``
+Example:
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from labkit.formats.vocab_merges import read_vocab_merges
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "vocab.json").write_text(json.dumps({"Ġ": 0, "t": 1, "Ġt": 2}))
+    >>> _ = (folder / "merges.txt").write_text("#version: 0.2\\nĠ t\\n")
+    >>> read_vocab_merges(folder / "vocab.json", folder / "merges.txt").merges
+    [('Ġ', 't')]
 """
 from __future__ import annotations
 
@@ -97,7 +105,14 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
 def find_pair(path: Path) -> tuple[Path, Path]:
     """Given vocab.json, merges.txt or their folder, the (vocab.json, merges.txt) pair.
 
-    Example: ``find_pair(Path("gpt2/merges.txt"))`` -> ``(Path('gpt2/vocab.json'), Path('gpt2/merges.txt'))``
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> for name in ("vocab.json", "merges.txt"):
+        ...     _ = (folder / name).write_text("{}" if name.endswith(".json") else "#version: 0.2\\n")
+        >>> [path.name for path in find_pair(folder / "merges.txt")]
+        ['vocab.json', 'merges.txt']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     folder = path if path.is_dir() else path.parent
