@@ -2,7 +2,10 @@
 
 detect -> read -> build engine. Introduced in notebook ``11_factory_formats_hub``.
 
-Example: ``labkit.load("gpt-4").engine`` -> ``'labkit'`` (cl100k_base, labkit's own BPE)
+Example (an OpenAI model name is served by its encoding, cl100k_base, with labkit's own BPE):
+    >>> import labkit
+    >>> labkit.load("gpt-4").engine
+    'labkit'
 """
 from __future__ import annotations
 

@@ -6,7 +6,14 @@ recording on, ``exposition()`` gives the text a Prometheus server would scrape. 
 in their own registry (``REGISTRY``), never in prometheus_client's global one.
 Introduced in notebook ``12_performance_and_metrics``.
 
-Example: ``labkit.metrics.enable(); tok.encode("hi"); print(labkit.metrics.exposition())``
+Example:
+    >>> import labkit
+    >>> import labkit.metrics
+    >>> labkit.metrics.enable()
+    >>> _ = labkit.load("gpt2", engine="labkit").encode("hi")
+    >>> "labkit_encode" in labkit.metrics.exposition()
+    True
+    >>> labkit.metrics.enable(False)
 """
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Where labkit finds its bundled data, whether run from the repo or installed editable.
 
-Example: ``labkit.paths.data_path("gguf/ggml-vocab-gpt-2.gguf")``
+Example:
+    >>> from labkit.paths import data_path
+    >>> data_path("gguf/ggml-vocab-gpt-2.gguf").name
+    'ggml-vocab-gpt-2.gguf'
 """
 from __future__ import annotations
 
@@ -58,7 +61,15 @@ def data_dir() -> Path:
 
 
 def data_path(relative: str) -> Path:
-    """A file under data/, checked to exist. Example: ``data_path('corpus/botchan.txt')``"""
+    """A file under data/, checked to exist.
+
+    Example:
+        >>> data_path("corpus/botchan.txt").is_file()
+        True
+        >>> data_path("corpus/missing.txt")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        labkit.core.LabkitError: labkit: bundled data file 'corpus/missing.txt' is missing from ...
+    """
     path = data_dir() / relative
     if not path.exists():
         raise LabkitError(f"labkit: bundled data file {relative!r} is missing from {data_dir()}")
@@ -66,7 +77,12 @@ def data_path(relative: str) -> Path:
 
 
 def bundled_path(name: str) -> Path:
-    """The file behind a bundled name. Example: ``bundled_path('qwen2')``"""
+    """The file behind a bundled name.
+
+    Example:
+        >>> bundled_path("qwen2").name
+        'ggml-vocab-qwen2.gguf'
+    """
     name = MODEL_ALIASES.get(name, name)
     if name not in BUNDLED:
         raise LabkitError(f"labkit: unknown bundled name {name!r}; known: {', '.join(sorted(BUNDLED))}")

@@ -7,7 +7,12 @@ input counted first (a generator is drawn into a list, at most one item past the
 ``wordwrap`` is quadratic in the length of a long word, so its input has its own small bound.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``check_filter(budget, "wordwrap", "a" * 10**6, (1,), {})`` raises TemplateRefused
+Example:
+    >>> from labkit.chat.budget import Budget, RenderLimits
+    >>> from labkit.chat.checks import check_filter
+    >>> check_filter(Budget(RenderLimits(), None), "wordwrap", "a" * 10**6, (1,), {})
+    Traceback (most recent call last):
+    labkit.chat.errors.TemplateRefused: template refused: filter 'wordwrap' takes at most 22,360 chars in a 0.5 s budget, got 1,000,000
 """
 from __future__ import annotations
 
@@ -148,7 +153,14 @@ def check_filter(budget: Budget, name: str, value: Any, args: tuple, kwargs: dic
     """Per-filter bounds, checked before the filter runs; returns the value to pass on
     (a generator input is drawn into a bounded list first).
 
-    Example: ``check_filter(budget, "batch", "ab" * 4_000_000, (1,), {})`` raises TemplateRefused
+    Example (the string is 8,000,000 items for ``batch``; refused before it is walked):
+        >>> from labkit.chat.budget import Budget, RenderLimits
+        >>> budget = Budget(RenderLimits(), None)
+        >>> check_filter(budget, "batch", "ab" * 4_000_000, (1,), {})
+        Traceback (most recent call last):
+        labkit.chat.errors.TemplateRefused: template refused: filter 'batch' would walk 8,000,000 items (limit 50,000)
+        >>> check_filter(budget, "batch", (c for c in "abc"), (2,), {})
+        ['a', 'b', 'c']
     """
     what = f"filter {name!r}"
     if name in SEQUENCE_FILTERS:

@@ -1,6 +1,11 @@
 """The errors and warnings of chat templates, all :class:`labkit.LabkitError` subclasses.
 
-Example: ``except labkit.chat.TemplateRefused as exc: print(exc)``
+Example:
+    >>> import labkit
+    >>> from labkit.chat.errors import TemplateRefused
+    >>> issubclass(TemplateRefused, labkit.LabkitError)
+    True
+
 Introduced in notebook ``07_special_tokens_chat_templates``.
 """
 from __future__ import annotations
@@ -23,14 +28,24 @@ class ChatTemplateError(LabkitError):
 class TemplateRaised(ChatTemplateError):
     """The template called ``raise_exception(message)``; ``str(error)`` is that message.
 
-    Example: gemma-2 with a system message raises ``TemplateRaised('System role not supported')``
+    Example (gemma-2's template has no system role):
+        >>> from labkit.chat.render import render_chat_template
+        >>> from labkit.paths import data_path
+        >>> gemma = data_path("templates/google-gemma-2-2b-it.jinja").read_text()
+        >>> render_chat_template(gemma, [{"role": "system", "content": "Be brief."}])
+        Traceback (most recent call last):
+        labkit.chat.errors.TemplateRaised: System role not supported
     """
 
 
 class TemplateRefused(ChatTemplateError):
     """The sandbox refused the template: unsafe attribute, mutation, or a resource limit.
 
-    Example: ``{{ cycler.__init__.__globals__ }}`` -> ``TemplateRefused("... '__init__' ... refused")``
+    Example:
+        >>> from labkit.chat.render import render_chat_template
+        >>> render_chat_template("{{ cycler.__init__.__globals__ }}", [])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        labkit.chat.errors.TemplateRefused: chat template line 1: template refused: access to attribute '__init__' ...
     """
 
 

@@ -300,7 +300,13 @@ def check_nesting(tree: nodes.Node, limit: int) -> None:
     """Refuse a template whose blocks (for, if, macro, call, filter, with) nest deeper than ``limit``.
 
     Walks the tree with an explicit stack, so a deep tree cannot exhaust Python's recursion.
-    Example: ``check_nesting(env.parse("{% if a %}{% if b %}x{% endif %}{% endif %}"), 16)`` (passes)
+
+    Example:
+        >>> tree = GuardedEnvironment().parse("{% if a %}{% for b in c %}x{% endfor %}{% endif %}")
+        >>> check_nesting(tree, 16)
+        >>> check_nesting(tree, 1)
+        Traceback (most recent call last):
+        labkit.chat.errors.TemplateRefused: template refused: line 1: blocks nested 2 deep (limit 1)
     """
     stack = [(tree, 0)]
     while stack:

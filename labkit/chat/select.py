@@ -100,7 +100,16 @@ def find_chat_templates(source, explicit=None) -> TemplateSet:
     path (a folder, or a file whose folder is searched; a ``.gguf`` file is read for its keys).
     ``explicit`` (a ``.jinja`` path or template text) wins over everything.
 
-    Example: ``find_chat_templates("my-model/").pick(tools=[...])``
+    Example (a folder with a default and a ``tool_use`` template):
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> (folder / "additional_chat_templates").mkdir()
+        >>> _ = (folder / "chat_template.jinja").write_text("{{ messages }}")
+        >>> _ = (folder / "additional_chat_templates" / "tool_use.jinja").write_text("{{ tools }}")
+        >>> found = find_chat_templates(folder)
+        >>> found.pick(), found.pick(tools=[{"name": "search"}])
+        ('{{ messages }}', '{{ tools }}')
     """
     if explicit is not None:
         return _explicit(explicit)

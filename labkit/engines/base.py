@@ -5,7 +5,16 @@ A labkit engine only says how to encode one stretch of ordinary text
 (:meth:`LabkitTokenizer._decode`); this class does the rest the same way for all of them.
 Introduced in notebook ``07_special_tokens_chat_templates`` (splitting before the model).
 
-Example: ``class MyEngine(LabkitTokenizer): def _encode_segment(self, text, context): ...``
+Example (an engine of one token per character; the base class splits out ``</s>``):
+    >>> from labkit.engines.base import LabkitTokenizer
+    >>> from labkit.engines.mock import mock_vocab
+    >>> class Characters(LabkitTokenizer):
+    ...     def _encode_segment(self, text, context):
+    ...         ids = {token: i for i, token in enumerate(self.vocab.tokens)}
+    ...         return [(ids[c], k, k + 1) for k, c in enumerate(text)]
+    >>> encoding = Characters(mock_vocab()).encode("ab</s>")
+    >>> encoding.ids, encoding.offsets
+    ([74, 75, 2], [(0, 1), (1, 2), (2, 6)])
 """
 from __future__ import annotations
 

@@ -121,7 +121,11 @@ def build(vocab: VocabData) -> MockTokenizer:
 
 
 def mock_tokenizer(*, add_bos: bool = True, add_eos: bool = False) -> MockTokenizer:
-    """A ready mock tokenizer. Example: ``mock_tokenizer().decode([74, 75])`` -> ``'ab'``
+    """A ready mock tokenizer.
+
+    Example:
+        >>> mock_tokenizer().decode([74, 75])
+        'ab'
 
     Not shown in a notebook: a helper for tests and docstring examples.
     """
