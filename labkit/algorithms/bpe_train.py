@@ -48,7 +48,11 @@ class TrainStep:
 class TrainedBPE:
     """The result of :func:`train_bpe`: merges in rank order, id -> bytes, and the steps.
 
-    Example: ``train_bpe(texts, 300).to_vocab_data()`` feeds ``labkit.engines.labkit_bpe_byte.build``
+    Example (four merges learned, then served by labkit's byte-level BPE engine):
+        >>> from labkit.engines.labkit_bpe_byte import build
+        >>> build(train_bpe(["low lower lowest"], 260).to_vocab_data()).encode("lowest").tokens
+        ['low', 'e', 's', 't']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
 

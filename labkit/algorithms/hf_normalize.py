@@ -319,7 +319,13 @@ def precompiled(piece: Piece, blob_b64: str) -> Piece:
     """The Precompiled normaliser as tokenizers applies a SentencePiece charsmap: per grapheme
     cluster under 6 bytes the rule of its shortest matching prefix, else char by char.
 
-    Example: ``precompiled(Piece.of("ｶﾞ"), blob).text`` -> ``'ガ'`` (nmt_nfkc)
+    Example (botchan's nmt_nfkc charsmap widens a half-width kana and its voicing mark,
+    leaving the mark combining, as tokenizers does):
+        >>> import base64, labkit
+        >>> charsmap = labkit.load("botchan-unigram").vocab.normalizer["charsmap"]
+        >>> piece = precompiled(Piece.of("\\uff76\\uff9e"), base64.b64encode(charsmap).decode())
+        >>> piece.text == "\\u30ab\\u3099", piece.align
+        (True, [(0, 1), (1, 2)])
     """
     cmap = _charsmap(blob_b64)
 

@@ -20,7 +20,10 @@ def check_piece_table(owner: str, pieces: Sequence[str], scores: Sequence[float]
     """The types per id (all NORMAL when None), after checking that every piece is a str,
     every score a number (not NaN) and that the three lists are the same length.
 
-    Example: ``check_piece_table("UnigramModel", ["a"], [float("nan")], None)`` raises LabkitError
+    Example:
+        >>> check_piece_table("UnigramModel", ["a"], [float("nan")], None)
+        Traceback (most recent call last):
+        labkit.core.LabkitError: UnigramModel: score of piece 0 ('a') is not a number: nan
     """
     n = len(pieces)
     types = [TOKEN_NORMAL] * n if types is None else list(types)

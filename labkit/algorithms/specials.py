@@ -6,7 +6,12 @@ Longest match first: at each position the longest added-token spelling wins, so
 tokens are still matched, as llama.cpp and ``tokenizers`` both do.
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
-Example: ``split_added(" a<|endoftext|>b", added)`` -> ``[(0, 2, None), (2, 15, 50256), (15, 16, None)]``
+Example (the longer spelling wins; without parse_special a special token is text):
+    >>> from labkit.core import AddedToken
+    >>> from labkit.algorithms.specials import AddedTokenSplitter
+    >>> splitter = AddedTokenSplitter([AddedToken("<|im_", 7, special=True), AddedToken("<|im_end|>", 8, special=True)])
+    >>> splitter.split("a<|im_end|>", parse_special=True), splitter.split("a<|im_end|>", parse_special=False)
+    ([(0, 1, None), (1, 11, 8)], [(0, 11, None)])
 """
 from __future__ import annotations
 

@@ -18,7 +18,12 @@ ids back into text, and they differ in small ways:
 labkit's SentencePiece engines (``labkit_spm_bpe``, ``labkit_unigram``) both decode
 through :class:`SpmDecoder`. Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``SpmDecoder.from_vocab(vocab).decode(ids)`` (a ``.model`` vocab decodes like sentencepiece)
+Example (``<unk>`` in each style; botchan-unigram is a ``.model``, so sentencepiece's is its default):
+    >>> import labkit
+    >>> from labkit.algorithms.spm_decode import SpmDecoder
+    >>> vocab = labkit.load("botchan-unigram", engine="labkit").vocab
+    >>> [SpmDecoder.from_vocab(vocab, style=style).decode([11, 0, 11]) for style in ("sentencepiece", "hf")]
+    ['a ⁇  a', 'a<unk> a']
 """
 from __future__ import annotations
 
@@ -36,7 +41,15 @@ def default_style(vocab: VocabData) -> str:
     """The decoding a file's own reference library does: ``"sentencepiece"`` for a ``.model``,
     ``"hf"`` (the tokenizers chain) for GGUF and tokenizer.json.
 
-    Example: ``default_style(read_spm_model(path))`` -> ``'sentencepiece'``
+    Example:
+        >>> from labkit.formats.spm_model import read_spm_model
+        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.paths import data_path
+        >>> default_style(read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+        'sentencepiece'
+        >>> default_style(read_gguf(data_path("gguf/ggml-vocab-llama-spm.gguf")))
+        'hf'
+
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
     return "sentencepiece" if vocab.format == "spm_model" else "hf"
@@ -96,7 +109,14 @@ def join_runs(
     that sentencepiece strips from every run is put back on all but the text's first.
     labkit's own decoder and its ``sentencepiece`` engine both decode this way.
 
-    Example: ``join_runs([11, 2, 11], {2}, tokens, sp.decode, skip_special_tokens=False, add_dummy_prefix=True)`` -> ``'a</s> a'``
+    Example (``</s>`` = 2 splits two runs; the second keeps its leading space):
+        >>> import sentencepiece
+        >>> from labkit.paths import data_path
+        >>> sp = sentencepiece.SentencePieceProcessor(model_file=str(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+        >>> tokens = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+        >>> join_runs([11, 2, 11], {2}, tokens, sp.decode, skip_special_tokens=False, add_dummy_prefix=True)
+        'a</s> a'
+
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
     out: list[str] = []
@@ -171,7 +191,12 @@ class SpmDecoder:
     def from_vocab(cls, vocab: VocabData, *, style: str | None = None) -> "SpmDecoder":
         """The decoder a VocabData's ``normalizer`` flags describe.
 
-        Example: ``SpmDecoder.from_vocab(vocab, style="hf").decode(ids)``
+        Example:
+            >>> import labkit
+            >>> vocab = labkit.load("botchan-unigram", engine="labkit").vocab
+            >>> decoder = SpmDecoder.from_vocab(vocab, style="hf")
+            >>> decoder.style, decoder.add_dummy_prefix
+            ('hf', True)
         """
         norm = vocab.normalizer or {}
         return cls(
@@ -185,7 +210,12 @@ class SpmDecoder:
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Ids (already checked to be in the vocab) -> text, in this decoder's style.
 
-        Example: ``decoder.decode([1, 4, 4, 11], skip_special_tokens=True)`` -> ``'a'`` (botchan-unigram)
+        Example (``<s> ▁ ▁ ▁a`` of botchan-unigram):
+            >>> import labkit
+            >>> vocab = labkit.load("botchan-unigram", engine="labkit").vocab
+            >>> [SpmDecoder.from_vocab(vocab, style=style).decode([1, 4, 4, 11], skip_special_tokens=True)
+            ...  for style in ("sentencepiece", "hf")]
+            ['a', '  a']
         """
         if self.style == "hf":
             if skip_special_tokens:

@@ -80,7 +80,10 @@ class WordPieceMerge:
 class TrainedWordPiece:
     """The vocabulary (special tokens, alphabet, then merged tokens in order) and the merges.
 
-    Example: ``trained.vocab()["[UNK]"]`` -> ``1``
+    Example:
+        >>> trained = train_wordpiece(["hug hugs pug pun bun hugs"], 30)
+        >>> trained.vocab()["[UNK]"], list(trained.vocab())[-3:]
+        (1, ['pug', 'hug', 'hugs'])
     """
 
     tokens: list[str]

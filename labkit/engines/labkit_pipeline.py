@@ -10,7 +10,17 @@ only the components :mod:`labkit.formats.hf_components` lists as exact (each one
 by the conformance matrix); the reader refuses the rest before this engine is built.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``labkit.load("my-llama/tokenizer.json", engine="labkit").encode("Hi").tokens``
+Example (MiniLM's tokenizer.json with an NFKC normaliser: not BERT's pipeline, so this engine):
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import labkit
+    >>> from labkit.paths import data_path
+    >>> doc = json.loads(data_path("hf/all-MiniLM-L6-v2/tokenizer.json").read_text(encoding="utf-8"))
+    >>> path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+    >>> _ = path.write_text(json.dumps(dict(doc, normalizer={"type": "NFKC"})), encoding="utf-8")
+    >>> tok = labkit.load(path, engine="labkit")
+    >>> type(tok).__name__, tok.encode("ｔｈｅｒｅ").tokens
+    ('PipelineTokenizer', ['there'])
 """
 from __future__ import annotations
 
@@ -127,7 +137,13 @@ def _model(doc: dict, vocab: VocabData):
 class PipelineTokenizer(Tokenizer):
     """A tokenizer.json pipeline run by labkit's pure-Python components.
 
-    Example: ``PipelineTokenizer(read_hf_json(path)).encode("Hello").ids``
+    Example:
+        >>> from labkit.formats.hf_json import read_hf_json
+        >>> from labkit.paths import data_path
+        >>> tok = PipelineTokenizer(read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json")))
+        >>> ids = tok.encode("Hello there", add_special_tokens=True).ids
+        >>> tok.vocab.tokens[ids[0]], tok.decode(ids), tok.decode(ids, skip_special_tokens=True)
+        ('[CLS]', '[CLS] hello there [SEP]', 'hello there')
     """
 
     engine = "labkit"
@@ -254,7 +270,11 @@ def _check_well_formed(vocab: VocabData) -> None:
 def build(vocab: VocabData) -> PipelineTokenizer:
     """Build the pipeline engine for a tokenizer.json the reader found servable.
 
-    Example: ``build(read_hf_json(path)).engine`` -> ``'labkit'``
+    Example:
+        >>> from labkit.formats.hf_json import read_hf_json
+        >>> from labkit.paths import data_path
+        >>> build(read_hf_json(data_path("hf/all-MiniLM-L6-v2/tokenizer.json"))).engine
+        'labkit'
     """
     if vocab.format != "hf_json" or "tokenizer_json" not in vocab.metadata:
         raise EngineUnavailable(f"{vocab.name}: labkit's pipeline engine reads tokenizer.json files only")
