@@ -43,11 +43,6 @@ PENDING = {
     "labkit/streaming/decode_stream.py": 2,
     "labkit/streaming/stop.py": 1,
     "labkit/viz/lattice.py": 3,
-    "labkit/viz/lattice_explorer.py": 3,
-    "labkit/viz/merge_view.py": 2,
-    "labkit/viz/merges.py": 2,
-    "labkit/viz/score_merges.py": 4,
-    "labkit/viz/wordpiece.py": 2,
 }
 
 EXAMPLE = re.compile(r"^\s*Example::?\s*$|^\s*Example::?\s+\S", re.M)

@@ -8,7 +8,10 @@ The lattice, n-best and sampling are :mod:`labkit.training.unigram_sampling`'s, 
 the explorer shows is what sentencepiece computes.
 Introduced in notebook ``05_unigram_trie_viterbi`` (last section).
 
-Example: ``LatticeExplorer({"botchan-unigram": UnigramSampler.load("botchan-unigram")})``
+Example (the best segmentation of "school" and the next, with their probabilities at alpha 0.5):
+    >>> from labkit.viz.lattice_explorer import paths_table, UnigramSampler
+    >>> [(row["segmentation"], round(row["probability"], 5)) for row in paths_table(UnigramSampler.load("botchan-unigram"), "school", 0.5)[:2]]
+    [('▁school', 0.99993), ('▁s | ch | o | o | l', 4e-05)]
 """
 from __future__ import annotations
 
@@ -34,7 +37,10 @@ def paths_table(sampler: UnigramSampler, text: str, alpha: float, limit: int = 2
     """Every segmentation of a short ``text``, best first: rank, pieces, score and its
     probability under ``exp(alpha · score)`` (exact, by enumeration).
 
-    Example: ``pd.DataFrame(paths_table(sampler, "school", 0.5))``
+    Example:
+        >>> rows = paths_table(UnigramSampler.load("botchan-unigram"), "school", 0.5)
+        >>> rows[0]["rank"], rows[0]["score"], round(sum(row["probability"] for row in rows), 6)
+        (1, -6.5709, 1.0)
     """
     lattice = sampler.lattice(text)
     try:
@@ -117,7 +123,14 @@ class LatticeExplorer:
     vocabulary (or load any Unigram file), move ``k``, ``alpha``, the number of samples and
     the seed.
 
-    Example: ``LatticeExplorer({"botchan-unigram": UnigramSampler.load("botchan-unigram")}).widget``
+    Example (outside Jupyter the first drawing's table is printed, so it is caught here):
+        >>> import contextlib, io
+        >>> import matplotlib.pyplot as plt
+        >>> with contextlib.redirect_stdout(io.StringIO()):
+        ...     explorer = LatticeExplorer({"botchan-unigram": UnigramSampler.load("botchan-unigram")})
+        >>> plt.close("all")
+        >>> type(explorer.widget).__name__, explorer.k.value, explorer.vocab.options
+        ('VBox', 3, ('botchan-unigram',))
     """
 
     def __init__(self, samplers: Mapping[str, UnigramSampler], text: str = "What is LoRA?"):

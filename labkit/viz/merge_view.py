@@ -51,7 +51,10 @@ def steps_table_html(value_name: str, after_name: str, start: Sequence[str], ste
     """The HTML table of a trace: a start row with the ``start`` labels, then per step
     ``(number, left, right, value, merged, new_id, labels_after, lit_index)``.
 
-    Example: ``steps_table_html("rank", "parts after", ["a", "b"], [(1, "a", "b", "0", "ab", "", ["ab"], 0)])``
+    Example:
+        >>> html = steps_table_html("rank", "parts after", ["a", "b"], [(1, "a", "b", "0", "ab", "", ["ab"], 0)])
+        >>> html.count("<tr>"), "<td style='font-family:monospace'>a + b</td>" in html
+        (3, True)
     """
     head = "".join(f"<th>{h}</th>" for h in ("step", "pair", value_name, "merged", "id", after_name))
     body = [f"<tr><td>0</td><td></td><td></td><td></td><td></td><td>{chips_html(start)}</td></tr>"]
@@ -80,7 +83,12 @@ def stepper(count: int, render: Callable[[int], str]):
     """An ipywidgets slider over moments 0..``count`` showing ``render(moment)`` (show the
     static table too, as the fallback).
 
-    Example: ``stepper(len(trace.steps), lambda k: step_html(trace, k))``
+    Example:
+        >>> widget = stepper(2, lambda moment: f"<b>moment {moment}</b>")
+        >>> slider, view = widget.children
+        >>> slider.value = 2
+        >>> slider.max, view.value
+        (2, '<b>moment 2</b>')
     """
     import ipywidgets as widgets
 

@@ -51,7 +51,11 @@ def _spelled(parts) -> list[str]:
 class MergeTable:
     """A merge trace as a table: step, pair, rank, new part, parts after the merge.
 
-    Example: ``MergeTable(trace)`` (HTML in Jupyter, an aligned text table in ``repr``)
+    Example (HTML in Jupyter, an aligned text table in ``repr``):
+        >>> import labkit
+        >>> print(repr(MergeTable(labkit.load("gpt2").merge_trace(" lower"))).splitlines()[2])
+        1     e     r      7     er          Ġ l o w er
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
 
@@ -104,7 +108,11 @@ def merge_stepper(trace: MergeTrace):
     """An ipywidgets slider that steps through the merges (show :class:`MergeTable` too,
     as the static fallback).
 
-    Example: ``display(merge_stepper(tok.merge_trace(" tokenization")))``
+    Example:
+        >>> import labkit
+        >>> [type(child).__name__ for child in merge_stepper(labkit.load("gpt2").merge_trace(" lower")).children]
+        ['IntSlider', 'HTML']
+
     Introduced in notebook ``02_bpe_byte_level``.
     """
     return stepper(len(trace.steps), lambda step: step_html(trace, step))

@@ -5,7 +5,18 @@ Reads the :class:`labkit.algorithms.merge_step.MergeStep` list that
 as it is, since that is how the vocabulary spells a space.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
-Example: ``ScoreMergeTable("▁Hello", steps)`` shows one row per merge in a notebook.
+Example (one row per merge; a notebook shows it as HTML):
+    >>> import labkit
+    >>> from labkit.viz.score_merges import ScoreMergeTable
+    >>> tok = labkit.load("botchan-bpe", engine="labkit")
+    >>> steps = []
+    >>> _ = tok.model.merge_naive("▁lower", steps)
+    >>> print(repr(ScoreMergeTable("▁lower", steps, token_id=tok.token_to_id)))
+    step  left  right  score  merged  id  symbols
+    0                                     ▁ l o w e r
+    1     e     r      -18    er      21  ▁ l o w er
+    2     ▁     l      -37    ▁l      40  ▁l o w er
+    3     o     w      -46    ow      49  ▁l ow er
 """
 from __future__ import annotations
 
@@ -20,8 +31,14 @@ class ScoreMergeTable:
     """A score-BPE merge trace as a table: step, pair, score of the merged piece, new piece,
     symbols afterwards.
 
-    Example: ``ScoreMergeTable("▁low", model_trace, token_id=tok.token_to_id)`` (HTML in
-    Jupyter, an aligned text table in ``repr``). Introduced in notebook ``03_bpe_sentencepiece``.
+    HTML in Jupyter, an aligned text table in ``repr``. Introduced in notebook ``03_bpe_sentencepiece``.
+
+    Example:
+        >>> import labkit
+        >>> steps = []
+        >>> _ = labkit.load("botchan-bpe", engine="labkit").model.merge_naive("▁low", steps)
+        >>> len(ScoreMergeTable("▁low", steps).steps)
+        2
     """
 
     def __init__(self, text: str, steps: Sequence[MergeStep], *, token_id: Callable[[str], int | None] | None = None):
@@ -37,7 +54,13 @@ class ScoreMergeTable:
     def symbols_at(self, step: int) -> tuple[str, ...]:
         """The symbols after ``step`` merges (0 = the characters).
 
-        Example: ``table.symbols_at(0)`` -> ``('▁', 'l', 'o', 'w')``
+        Example:
+            >>> import labkit
+            >>> steps = []
+            >>> _ = labkit.load("botchan-bpe", engine="labkit").model.merge_naive("▁low", steps)
+            >>> table = ScoreMergeTable("▁low", steps)
+            >>> table.symbols_at(0), table.symbols_at(2)
+            (('▁', 'l', 'o', 'w'), ('▁l', 'ow'))
         """
         if not isinstance(step, int) or not 0 <= step <= len(self.steps):
             raise LabkitError(f"symbols_at(): step must be 0..{len(self.steps)}, got {step!r}")
@@ -65,7 +88,12 @@ class ScoreMergeTable:
     def step_html(self, step: int) -> str:
         """HTML for one moment: the symbols after ``step`` merges, the last merge lit.
 
-        Example: ``table.step_html(1)``
+        Example (the piece the step made is lit):
+            >>> import labkit
+            >>> steps = []
+            >>> _ = labkit.load("botchan-bpe", engine="labkit").model.merge_naive("▁low", steps)
+            >>> ScoreMergeTable("▁low", steps).step_html(1).split("<small>")[1]
+            'step 1: ▁ + l -&gt; ▁l (score -37)</small></div>'
         """
         symbols = self.symbols_at(step)
         if step == 0:

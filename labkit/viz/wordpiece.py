@@ -31,8 +31,15 @@ _FOUND, _MISSED, _DONE = "#b7e4a1", "#f6c1b8", "#e8e8e8"
 class GreedySearch:
     """The lookups of one greedy longest-match search, as a grid.
 
-    Example: ``GreedySearch(word, attempts)`` (HTML in Jupyter, text in ``repr``);
-    introduced in notebook ``04_wordpiece``.
+    HTML in Jupyter, text in ``repr``; introduced in notebook ``04_wordpiece``.
+
+    Example:
+        >>> import labkit
+        >>> from labkit.algorithms.wordpiece import WordPiece
+        >>> model = WordPiece.from_vocab(labkit.load("minilm").vocab)
+        >>> search = GreedySearch("tokenizer", model.trace("tokenizer"))
+        >>> [attempt.candidate for attempt in search.attempts if attempt.found]
+        ['token', '##izer']
     """
 
     def __init__(self, word: str, attempts: Sequence[Attempt]):
@@ -96,7 +103,15 @@ def plot_greedy_search(search: GreedySearch, ax=None):
     """Draw the search with matplotlib: one bar per lookup over the characters it covers
     (green found, red not found), first lookup at the top. Returns the Axes.
 
-    Example: ``plot_greedy_search(GreedySearch(w, model.trace(w))); plt.show()``
+    Example:
+        >>> import labkit
+        >>> import matplotlib.pyplot as plt
+        >>> from labkit.algorithms.wordpiece import WordPiece
+        >>> model = WordPiece.from_vocab(labkit.load("minilm").vocab)
+        >>> ax = plot_greedy_search(GreedySearch("tokenizer", model.trace("tokenizer")))
+        >>> len(ax.patches), "".join(label.get_text() for label in ax.get_xticklabels())
+        (6, 'tokenizer')
+        >>> plt.close("all")
     """
     import matplotlib.pyplot as plt
 
