@@ -31,3 +31,18 @@ def test_fresh_stops_are_never_compiled_before():
     stops = bench_stop.stop_strings(3, corpus(0.05))
     assert bench_stop.fresh_stops(stops, "a") != bench_stop.fresh_stops(stops, "b")
     assert bench_stop.fresh_stops(stops, "a")[:2] == stops[:2]
+
+
+def test_stop_and_stream_suites_print_ratios_not_verdicts(capsys):
+    from pathlib import Path
+
+    from labkit.bench import stream as bench_stream
+
+    folder = Path(bench_stop.__file__).parent
+    for name in ("stop.py", "stream.py"):
+        source = (folder / name).read_text(encoding="utf-8")
+        for verdict in ("target met", "MISSES", "PASSES", "FAIL"):
+            assert verdict not in source, (name, verdict)
+    assert bench_stream.main(["--tokens", "400", "--repeat", "1", "--vocab", "gpt2"]) == 0
+    out = capsys.readouterr().out
+    assert "CPU time" in out and "ratio" in out and "yes" not in out.split("\n", 1)[1], out
