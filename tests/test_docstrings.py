@@ -19,8 +19,6 @@ PENDING = {
     "labkit/algorithms/charsmap.py": 9,
     "labkit/algorithms/spm_decode.py": 3,
     "labkit/algorithms/unigram.py": 3,
-    "labkit/training/unigram_sampling.py": 7,
-    "labkit/training/unigram_train.py": 14,
     "labkit/algorithms/unigram_words.py": 6,
     "labkit/bench/compare.py": 5,
     "labkit/bench/harness.py": 8,

@@ -69,7 +69,11 @@ class SpLattice:
     ``nodes[0]`` is BOS, ``nodes[1]`` EOS; ``begin[pos]``/``end[pos]`` list node indices
     starting/ending at ``pos`` in sentencepiece's insertion order.
 
-    Example: ``SpLattice(model, "▁ab").paths()`` -> every segmentation with its score
+    Example (BOS, EOS and one node per candidate piece):
+        >>> import labkit
+        >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+        >>> [(node.start, node.end, node.id) for node in lattice.nodes[2:]]
+        [(0, 1, 4), (0, 2, 11), (1, 2, 19), (2, 3, 66)]
     """
 
     def __init__(self, model, text: str):
@@ -94,7 +98,11 @@ class SpLattice:
         """Per node, the best float-sum score of a path from BOS through it (sentencepiece's
         ``backtrace_score``), the earlier node winning a tie.
 
-        Example: ``lattice.viterbi_scores()[1]`` -> the best path's score (at EOS)
+        Example (at EOS, index 1, the best path's score: ``▁a`` + ``b``):
+            >>> import labkit
+            >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+            >>> lattice.viterbi_scores()[1]
+            -10.046313285827637
         """
         best = array("f", bytes(4 * len(self.nodes)))
         rounded = array("f", [0.0])
@@ -113,7 +121,11 @@ class SpLattice:
         """The ``k`` best paths with their scores, best first, by sentencepiece's A* search
         (including its agenda shrinking on very long inputs).
 
-        Example: ``[[n.id for n in path] for path, _ in lattice.nbest(2)]``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> [([model.pieces[node.id] for node in path], score) for path, score in SpLattice(model, "▁ab").nbest(2)]
+            [(['▁a', 'b'], -10.046313285827637), (['▁', 'a', 'b'], -13.91345500946045)]
         """
         if self.n == 0:
             return []
@@ -178,7 +190,11 @@ class SpLattice:
         """``A[pos]``: log of the summed ``exp(alpha · score)`` of all paths from the start to
         ``pos`` (doubles).
 
-        Example: ``lattice.forward_log(1.0)[-1]`` -> log Z
+        Example (at the end, log Z: the two paths' scores summed in probability):
+            >>> import labkit
+            >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+            >>> round(lattice.forward_log(1.0)[-1], 6)
+            -10.025611
         """
         forward = [-math.inf] * (self.n + 1)
         forward[0] = 0.0
@@ -192,7 +208,12 @@ class SpLattice:
         """One path drawn with probability proportional to ``exp(alpha · score)``
         (forward-filtering backward-sampling).
 
-        Example: ``[n.id for n in lattice.sample(0.1, random.Random(0))]``
+        Example (alpha 0.1 flattens the two paths' odds):
+            >>> import random
+            >>> import labkit
+            >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+            >>> [node.id for node in lattice.sample(0.1, random.Random(0))]
+            [4, 19, 66]
         """
         forward = self.forward_log(alpha)
         path = []
@@ -210,7 +231,13 @@ class SpLattice:
         """A function drawing paths like :meth:`sample`, with the forward pass and each
         offset's choice weights computed once (for many draws of one text).
 
-        Example: ``draw = lattice.sampler(0.1); [draw(rng) for _ in range(1000)]``
+        Example:
+            >>> import random
+            >>> import labkit
+            >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+            >>> draw, rng = lattice.sampler(0.1), random.Random(0)
+            >>> [len(draw(rng)) for _ in range(3)]
+            [3, 2, 3]
         """
         forward = self.forward_log(alpha)
         choices: list[tuple[list[int], list[float]]] = [([], [])]
@@ -244,7 +271,11 @@ class SpLattice:
     def paths(self, limit: int = MAX_ENUMERATED) -> list[tuple[list[Node], float]]:
         """Every segmentation with its score (double sums), for short strings only.
 
-        Example: ``len(SpLattice(model, "▁ab").paths())``
+        Example:
+            >>> import labkit
+            >>> lattice = SpLattice(labkit.load("botchan-unigram", engine="labkit").model, "▁ab")
+            >>> sorted(score for _, score in lattice.paths())
+            [-13.91345500946045, -10.046313285827637]
         """
         out: list[tuple[list[Node], float]] = []
         stack = [(self.n, [], 0.0)]

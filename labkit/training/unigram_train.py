@@ -40,7 +40,12 @@ bit-identical to sentencepiece's (pieces, order and scores, measured on botchan 
 last float bit, enough to break a tie differently now and then (notebook
 ``13_where_vocabularies_come_from``).
 
-Example: ``train_unigram(open("data/corpus/botchan.txt").read().splitlines(), 1000).pieces[:5]``
+Example (150 pieces from the first 200 lines of *Botchan*; the meta pieces come first):
+    >>> from labkit.paths import data_path
+    >>> from labkit.training.unigram_train import train_unigram
+    >>> lines = data_path("corpus/botchan.txt").read_text(encoding="utf-8").splitlines()[:200]
+    >>> train_unigram(lines, 150).pieces[:8]
+    ['<unk>', '<s>', '</s>', '▁', 'e', 's', 't', 'i']
 """
 from __future__ import annotations
 
@@ -366,7 +371,10 @@ class UnigramTraining:
     """The result of :func:`train_unigram`: final pieces (meta pieces first) with scores,
     the training log, the word counts EM saw, and how long it took.
 
-    Example: ``result = train_unigram(lines, 1000); result.pieces[3], result.scores[3]``
+    Example:
+        >>> result = train_unigram(["hug hugs pug pun bun hugs"], 12)
+        >>> result.pieces[3], round(result.scores[3], 4), [step.kind for step in result.log]
+        ('n', -1.929, ['seed', 'em', 'em', 'prune', 'final'])
     """
 
     pieces: list[str]
@@ -381,7 +389,9 @@ class UnigramTraining:
     def model(self):
         """A :class:`labkit.algorithms.unigram.UnigramModel` over these pieces.
 
-        Example: ``train_unigram(lines, 1000).model().encode_pieces("▁Hello")``
+        Example:
+            >>> train_unigram(["hug hugs pug pun bun hugs"], 12).model().encode_pieces("▁pun")
+            ['▁pu', 'n']
         """
         from labkit.algorithms.unigram import UnigramModel
 
@@ -392,8 +402,16 @@ class UnigramTrainer:
     """sentencepiece's Unigram trainer, step by step (see the module docstring); call
     :meth:`train`, or the steps one by one to watch them.
 
-    Example: ``UnigramTrainer(1000).train(lines).pieces[:4]`` -> ``['<unk>', '<s>', '</s>', '▁']``
-    (introduced in notebook ``13_where_vocabularies_come_from``)
+    Introduced in notebook ``13_where_vocabularies_come_from``.
+
+    Example (the steps one by one on a tiny corpus: seed, EM, prune, the final table):
+        >>> trainer = UnigramTrainer(12)
+        >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+        >>> expected, objective, tokens = trainer.e_step(pieces, scores)
+        >>> kept, kept_scores = trainer.m_step(pieces, expected)
+        >>> kept, kept_scores = trainer.prune(kept, kept_scores)
+        >>> len(pieces), len(kept), [piece for piece, _ in trainer.finalize(kept, kept_scores)][:4]
+        (17, 8, ['n', '▁pu', '▁', 'u'])
     """
 
     def __init__(self, vocab_size: int, *, character_coverage: float = 0.9995, max_piece_length: int = 16,
@@ -430,7 +448,10 @@ class UnigramTrainer:
     def train(self, lines: Iterable[str]) -> UnigramTraining:
         """Run every step on ``lines`` (one sentence each) and return the vocabulary.
 
-        Example: ``UnigramTrainer(1000).train(open(path).read().splitlines())``
+        Example:
+            >>> training = UnigramTrainer(12).train(["hug hugs pug pun bun hugs"])
+            >>> len(training.pieces), [step.kind for step in training.log][-2:]
+            (12, ['prune', 'final'])
         """
         started = time.process_time()
         pieces, scores = self.prepare(lines)
@@ -459,7 +480,11 @@ class UnigramTrainer:
         """Steps 1-4: sentences, required characters, seed, words. Returns the seed model
         (seed indices and their log-probability scores) that EM starts from.
 
-        Example: ``pieces, scores = trainer.prepare(lines); trainer.e_step(pieces, scores)``
+        Example (seed pieces are indices into ``trainer.vocab.seed_piece``):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> [trainer.vocab.seed_piece[seed] for seed in pieces[8:12]]
+            ['▁hug', '▁hugs', 'hug', 'hugs']
         """
         lines = list(lines)
         total_chars = sum(len(line) for line in lines if isinstance(line, str))
@@ -523,7 +548,12 @@ class UnigramTrainer:
         """Expected counts, objective and Viterbi tokens (see :meth:`e_step_doubles`;
         with ``float32_em`` :meth:`e_step_float32`).
 
-        Example: ``expected, objective, tokens = trainer.e_step(pieces, scores)``
+        Example:
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> expected, objective, tokens = trainer.e_step(pieces, scores)
+            >>> round(objective, 4), tokens
+            (5.4165, 11)
         """
         if self.float32_em:
             return self.e_step_float32(pieces, scores)
@@ -535,7 +565,12 @@ class UnigramTrainer:
         ``num_threads`` float accumulators (word i to thread i mod num_threads), the
         accumulators summed in thread order. About three times slower than doubles.
 
-        Example: ``UnigramTrainer(1000, float32_em=True).train(lines)``
+        Example (the same objective as in doubles, to within float rounding):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> in_floats, in_doubles = trainer.e_step_float32(pieces, scores), trainer.e_step_doubles(pieces, scores)
+            >>> abs(in_floats[1] - in_doubles[1]) < 1e-6, in_floats[1] == in_doubles[1]
+            (True, False)
         """
         score_of = [0.0] * (len(self.vocab.seed_piece) + 1)
         slot_of = [0] * len(score_of)
@@ -579,6 +614,7 @@ class UnigramTrainer:
                     r[0] = low - high
                     alpha[j] = high + log1p(exp(r[0]))
             beta = array("f", bytes(4 * (n + 1)))
+            # deliberately the forward loop's float LogSumExp again, inlined: the trainer's hot loop
             for i in range(n - 1, -1, -1):
                 first = True
                 for j, seed in starting[i]:
@@ -620,7 +656,12 @@ class UnigramTrainer:
         Each word's edges are sorted by end, so one pass left to right fills the forward
         sums and one pass right to left the backward sums.
 
-        Example: ``expected, objective, tokens = trainer.e_step(pieces, scores)``
+        Example (the pieces expected more than 1.5 times in the first E-step):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> expected = trainer.e_step_doubles(pieces, scores)[0]
+            >>> {trainer.vocab.seed_piece[seed]: round(count, 2) for seed, count in zip(pieces, expected) if count > 1.5}
+            {'n': 2.0, '▁hugs': 1.85, '▁pu': 1.88}
         """
         weight = [0.0] * (len(self.vocab.seed_piece) + 1)  # the last slot (index -1) is the unknown
         log_weight = [0.0] * len(weight)
@@ -670,7 +711,12 @@ class UnigramTrainer:
     def m_step(self, pieces: list[int], expected: list[float]) -> tuple[list[int], list[float]]:
         """Drop pieces expected under 0.5 times; score the rest by digamma(count) - digamma(total).
 
-        Example: ``pieces, scores = trainer.m_step(pieces, expected)``
+        Example:
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> kept, _ = trainer.m_step(pieces, trainer.e_step(pieces, scores)[0])
+            >>> [trainer.vocab.seed_piece[seed] for seed in kept]
+            ['u', '▁', 'g', 'n', 'b', '▁hug', '▁hugs', '▁pu']
         """
         kept = [(seed, f32(count)) for seed, count in zip(pieces, expected) if f32(count) >= EXPECTED_FREQUENCY_THRESHOLD]
         total = 0.0
@@ -710,7 +756,11 @@ class UnigramTrainer:
     def prune(self, pieces: list[int], scores: list[float]) -> tuple[list[int], list[float]]:
         """Keep the pieces whose removal would cost the most likelihood (see the module docstring).
 
-        Example: ``pieces, scores = trainer.prune(pieces, scores)``
+        Example (pieces on no Viterbi path go whatever the target, here 13: 8 of 17 remain):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> len(trainer.prune(pieces, scores)[0])
+            8
         """
         slot = {seed: k for k, seed in enumerate(pieces)}
         unk_score = f32(min(scores) - UNK_PENALTY)
@@ -765,7 +815,13 @@ class UnigramTrainer:
         """Drop a piece when another segmentation of its own string scores strictly higher
         (Viterbi could never choose it).
 
-        Example: ``pieces, scores = trainer.drop_unreachable(pieces, scores)``
+        Example (``▁hug`` scored far below ``▁`` + ``hug`` can never be chosen):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> scores[pieces.index(trainer.vocab.seed_index["▁hug"])] = -50.0
+            >>> kept, _ = trainer.drop_unreachable(pieces, scores)
+            >>> len(pieces) - len(kept), "▁hug" in [trainer.vocab.seed_piece[seed] for seed in kept]
+            (1, False)
         """
         slot = {seed: k for k, seed in enumerate(pieces)}
         unk_score = f32(min(scores) - UNK_PENALTY)
@@ -808,7 +864,12 @@ class UnigramTrainer:
         """Required characters first (a missing one gets min score + 0.0001·rank), then the
         best-scored pieces, up to ``vocab_size`` minus the meta pieces; best score first.
 
-        Example: ``trainer.finalize(pieces, scores)[:2]``
+        Example (``vocab_size`` 12 less the three meta pieces; the seed scores rank them here):
+            >>> trainer = UnigramTrainer(12)
+            >>> pieces, scores = trainer.prepare(["hug hugs pug pun bun hugs"])
+            >>> final = trainer.finalize(pieces, scores)
+            >>> len(final), final[0][0]
+            (9, '▁hug')
         """
         current = {self.vocab.seed_piece[seed]: score for seed, score in zip(pieces, scores)}
         min_score = min(scores)
@@ -948,7 +1009,10 @@ def default_normalizer():
 def train_unigram(lines: Iterable[str], vocab_size: int, **options) -> UnigramTraining:
     """Train a Unigram vocabulary as sentencepiece's trainer does with its defaults.
 
-    Example: ``train_unigram(open("data/corpus/botchan.txt").read().splitlines(), 1000).pieces[3:6]``
-    (introduced in notebook ``13_where_vocabularies_come_from``)
+    Introduced in notebook ``13_where_vocabularies_come_from``.
+
+    Example:
+        >>> train_unigram(["hug hugs pug pun bun hugs"], 12).pieces[:5]
+        ['<unk>', '<s>', '</s>', 'n', '▁pu']
     """
     return UnigramTrainer(vocab_size, **options).train(lines)
