@@ -209,7 +209,7 @@ class Encoding:
 
     ``tokens`` and ``offsets`` may be given as lists or as zero-argument functions that make
     them: an engine passes functions so that a caller who reads only ``ids`` never pays for
-    offsets; each is computed once, on first access (notebook ``12_performance_and_metrics``).
+    offsets; each is computed once, on first access (notebook ``12_performance``).
 
     Example:
         >>> import labkit

@@ -4,7 +4,7 @@ Off by default, so the algorithms pay nothing for them (and prometheus_client is
 when metrics are first enabled or read, which keeps ``import labkit`` fast): ``labkit.metrics.enable()`` turns
 recording on, ``exposition()`` gives the text a Prometheus server would scrape. Metrics live
 in their own registry (``REGISTRY``), never in prometheus_client's global one.
-Introduced in notebook ``12_performance_and_metrics``.
+Introduced in notebook ``15_serving_metrics``.
 
 Example:
     >>> import labkit

@@ -1,4 +1,4 @@
-"""Checkers of notebook 12: percentiles against numpy, rank-call counts against hand counts."""
+"""Checkers of notebooks 12 and 15: percentiles against numpy, rank-call counts against hand counts."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,3 +43,20 @@ def test_checkers_say_right_and_wrong(capsys):
     assert not check_rank_calls(b"aaaa", {(b"a", b"a"): 0, (b"aa", b"aa"): 1}, 6, 6)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "right" and out[1].startswith("wrong") and out[2] == "right" and out[3].startswith("wrong: heap")
+
+
+def test_gil_stage_checker_judges_each_part(capsys):
+    from labkit.exercises.perf import check_gil_stage
+
+    assert check_gil_stage(True, "regex split") and check_gil_stage(True, "Pre-tokenizer")
+    assert not check_gil_stage(False, "regex split")
+    assert not check_gil_stage(True, "merge loop")
+    assert not check_gil_stage(True, "the tokenizer")
+    assert check_gil_stage(..., "regex") is None
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["right", "right"]
+    assert out[2].startswith("wrong: counter") and "stage" not in out[2]
+    assert out[3].startswith("wrong: stage: the merge loop")
+    assert out[4].startswith("wrong: stage: answer one of")
+    assert out[5].startswith("not answered yet")
+

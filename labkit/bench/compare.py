@@ -5,7 +5,7 @@ Each round times every call once, in the same order, so a load spike on the shar
 hits all of them alike; the reported figure is the median of the rounds. References run on
 one thread. "vs wrapper" is the wrapper's seconds over the row's, "vs direct" the library's
 seconds over the row's (above 1: the row is faster).
-Introduced in notebook ``12_performance_and_metrics``.
+Introduced in notebook ``12_performance``.
 
 Example: ``interleaved({"a": lambda: sum(range(1000))}, repeat=3)`` -> ``{'a': 2.1e-05}``
 """

@@ -5,7 +5,7 @@ Groups: encode throughput by prompt size, batch vs single, concurrent encode and
 scaling, decode, streaming decode over many tokens, latency distribution (p50/p90/p99),
 stop-sequence overhead, memory per tokenizer, and cost versus input size (with the naive
 O(n²) BPE against the heap version). A progress bar shows where it is.
-Introduced in notebook ``12_performance_and_metrics``.
+Introduced in notebooks ``12_performance`` and ``15_serving_metrics``.
 
 From a shell: ``python -m labkit.bench serving --quick``
 """

@@ -7,7 +7,7 @@
   Chinese punctuation every few words.
 
 The draws use a fixed seed, so every run measures the same text.
-Introduced in notebook ``12_performance_and_metrics``.
+Introduced in notebook ``12_performance``.
 
 Example:
     >>> from labkit.bench.texts import bench_texts

@@ -167,7 +167,7 @@ class HFTokenizer(Tokenizer):
             >>> [e.ids for e in labkit.load("qwen2", engine="hf").encode_batch(["Hello", "world"])]
             [[9707], [14615]]
 
-        Introduced in notebook ``12_performance_and_metrics``.
+        Introduced in notebook ``15_serving_metrics``.
         """
         texts = self._check_texts(texts)
         backend = self._backend_for(bool(parse_special), "\0".join(texts))

@@ -16,7 +16,7 @@ without being shown it.
 | ``stop`` | 09_stop_sequences_jail |
 | ``cache`` | 10_cache_boundaries |
 | ``formats`` | 11_factory_formats_hub |
-| ``perf`` | 12_performance_and_metrics |
+| ``perf`` | 12_performance, 15_serving_metrics |
 | ``training`` | 13_where_vocabularies_come_from |
 
 Example:

@@ -1,8 +1,8 @@
-"""Checkers for the "Try it" exercises of notebook 12 (performance and metrics).
+"""Checkers for the "Try it" exercises of notebooks 12 (performance) and 15 (serving metrics).
 
 Each checker computes the right answer with labkit, compares, prints ``right`` or ``wrong``
 with a hint, and returns True/False.
-Introduced in notebook ``12_performance_and_metrics``.
+Introduced in notebooks ``12_performance`` and ``15_serving_metrics``.
 
 Example:
     >>> from labkit.exercises.perf import check_percentile
@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from labkit.algorithms.bpe import bpe_heap, bpe_naive, byte_parts, pair_ranker
 from labkit.core import LabkitError
-from labkit.exercises import answerable, verdict as _verdict
+from labkit.exercises import answerable, spelling, verdict as _verdict
 
 
 def percentile(samples: Sequence[float], q: int) -> float:
@@ -93,4 +93,37 @@ def check_rank_calls(word: bytes, ranks: Mapping[tuple[bytes, bytes], int], naiv
         hints.append("naive: every step looks at every adjacent pair, including the last step that finds none")
     if heap_calls != heap:
         hints.append("heap: one lookup per initial pair, then one per new neighbour of each merged part")
+    return _verdict(not hints, "; ".join(hints))
+
+
+# the stage of labkit's encode that runs outside the GIL: the `regex` module releases it while
+# matching an immutable str (its documented behaviour); the merge loop and id lookups are bytecode
+GIL_FREE_STAGE = "regex split"
+GIL_STAGES = ("regex split", "merge loop", "id lookup")
+_STAGE_SPELLINGS = {spelling(s): s for s in GIL_STAGES} | {
+    spelling(s): "regex split" for s in ("regex", "split", "pre-tokenizer", "pretokenizer", "pre-tokenization")}
+
+
+@answerable
+def check_gil_stage(counter_moves: bool, stage: str) -> bool:
+    """Does another thread run during labkit's encode (``counter_moves``), and which stage of
+    the encode lets it (one of ``GIL_STAGES``)? Each part is judged on its own.
+
+    Example:
+        >>> from labkit.exercises.perf import check_gil_stage
+        >>> check_gil_stage(True, "merge loop")
+        wrong: stage: the merge loop is Python bytecode and holds the GIL while it runs; which stage calls into a C extension?
+        False
+    """
+    hints = []
+    if counter_moves is not True:
+        hints.append("counter: clear the word cache and run it a few times; it moves a little, not never")
+    named = _STAGE_SPELLINGS.get(spelling(stage))
+    if named is None:
+        hints.append(f"stage: answer one of {', '.join(GIL_STAGES)}")
+    elif named == "merge loop":
+        hints.append("stage: the merge loop is Python bytecode and holds the GIL while it runs; "
+                     "which stage calls into a C extension?")
+    elif named != GIL_FREE_STAGE:
+        hints.append("stage: an id lookup is one dict access in bytecode, too short to let go of the GIL")
     return _verdict(not hints, "; ".join(hints))
