@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Iterable
 
 from labkit.core import LabkitError
@@ -73,12 +74,16 @@ class AhoCorasick:
 
     def __init__(self, patterns: Iterable[str]):
         self.patterns: tuple[str, ...] = check_patterns(patterns)
+        # The patterns in sorted order (equal ones by index): the patterns through a node are
+        # then one run of this list, found by bisection instead of a pass over all of them.
+        self._order = sorted(range(len(self.patterns)), key=self.patterns.__getitem__)
+        self._sorted = [self.patterns[i] for i in self._order]
         # One entry per trie node, appended as nodes are made. A node is made when its parent
         # is expanded (its children grouped by next character), and a node is expanded the
-        # first time a transition or a hold asks for its children: a trie nobody walks into
-        # is never built. ``_pending[node]`` lists the patterns through it until then.
+        # first time a transition or a hold asks for its children: a trie nobody walks into is never
+        # built. ``_run[node]`` is the node's run ``(lo, hi)`` of the sorted patterns.
         self._children: list[dict[str, int] | None] = [None]
-        self._pending: list[list[int] | None] = [list(range(len(self.patterns)))]
+        self._run: list[tuple[int, int]] = [(0, len(self.patterns))]
         self._parent = [ROOT]
         self._depth = [0]
         self._source = [-1]  # a pattern whose prefix this node is: its text is source[:depth]
@@ -101,32 +106,32 @@ class AhoCorasick:
         return len(self._depth)
 
     def _kids(self, node: int) -> dict[str, int]:
-        """The node's children, grouping its patterns by their next character the first time."""
+        """The node's children, grouping its run of sorted patterns by next character the first time."""
         kids = self._children[node]
         if kids is not None:
             return kids
         kids = self._children[node] = {}
-        depth, patterns = self._depth[node], self.patterns
-        groups: dict[str, list[int]] = {}
-        ends: dict[str, int] = {}  # the first (lowest) pattern that ends at each child
-        for index in self._pending[node]:
-            pattern = patterns[index]
-            if len(pattern) > depth:
-                ch = pattern[depth]
-                members = groups.get(ch)
-                if members is None:
-                    members = groups[ch] = []
-                members.append(index)
-                if len(pattern) == depth + 1 and ch not in ends:
-                    ends[ch] = index
-        self._pending[node] = None
+        depth, ordered, order = self._depth[node], self._sorted, self._order
+        lo, hi = self._run[node]
+        while lo < hi and len(ordered[lo]) == depth:  # the node's own pattern sorts first
+            lo += 1
+        groups = []  # (lowest pattern index, first char, run) per child
+        while lo < hi:
+            head = ordered[lo]
+            ch = head[depth]
+            # the run of patterns going on with ch ends where those going on with a later char begin
+            end = hi if ch == "\U0010ffff" else bisect_left(ordered, head[:depth] + chr(ord(ch) + 1), lo, hi)
+            groups.append((min(order[lo:end]), ch, lo, end))
+            lo = end
+        groups.sort()  # children numbered in the order their patterns were given
         first = len(self._depth)
         count = len(groups)
-        for offset, (ch, members) in enumerate(groups.items()):
+        for offset, (lowest, ch, lo, end) in enumerate(groups):
             kids[ch] = first + offset
-            self._source.append(members[0])
-            self._terminal.append(ends.get(ch, -1))
-        self._pending.extend(groups.values())
+            self._source.append(lowest)
+            # the lowest-numbered pattern that ends at the child sorts first in its run
+            self._terminal.append(order[lo] if len(ordered[lo]) == depth + 1 else -1)
+            self._run.append((lo, end))
         self._children.extend([None] * count)
         self._parent.extend([node] * count)
         self._depth.extend([depth + 1] * count)
