@@ -43,7 +43,7 @@ def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: in
     The total is checked before any of the trie is built. Example: ``check_patterns(["ab"])`` -> ``('ab',)``
     """
     out = tuple(patterns)
-    if not all(type(p) is str and p for p in out):  # the usual case checked at C speed
+    if not ({str}.issuperset(map(type, out)) and all(out)):  # the usual case checked at C speed
         for i, p in enumerate(out):
             if not isinstance(p, str):
                 raise LabkitError(f"{what}: pattern {i} is {type(p).__name__}, not str")
@@ -97,8 +97,8 @@ class AhoCorasick:
         self._remembered = 0
         self.max_length = max(map(len, self.patterns), default=0)
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
-        firsts = sorted(self._kids(ROOT))
-        self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+        self.first_chars = frozenset(self._kids(ROOT))
+        self._first_search = None  # a regex over first_chars, compiled when a scan first needs it
 
     @property
     def node_count(self) -> int:
@@ -147,7 +147,15 @@ class AhoCorasick:
             >>> AhoCorasick(["<|im_end|>"]).cannot_start("hello")
             True
         """
-        return self._first is None or self._first.search(text) is None
+        return self.first_chars.isdisjoint(text)
+
+    def _first_at(self, text: str, start: int) -> int:
+        """Where the first character that can start a pattern is in ``text[start:]``, or -1."""
+        if self._first_search is None:
+            chars = "".join(re.escape(c) for c in sorted(self.first_chars))
+            self._first_search = re.compile(f"[{chars}]").search
+        found = self._first_search(text, start)
+        return -1 if found is None else found.start()
 
     # -- the parts worked out on demand ------------------------------------------
     def fail(self, state: int) -> int:
@@ -276,14 +284,12 @@ class AhoCorasick:
             >>> AhoCorasick(["ab"]).scan(ROOT, "xaby")
             (2, 3, 0)
         """
-        first = self._first
-        if first is None:
+        if not self.first_chars:
             return state, -1, -1
         if state == ROOT:
-            found = first.search(text, start)
-            if found is None:  # no character here can start a pattern
+            start = self._first_at(text, start)
+            if start < 0:  # no character here can start a pattern
                 return ROOT, -1, -1
-            start = found.start()
         rows, goto = self._rows, self._goto
         for i in range(start, len(text)):
             ch = text[i]

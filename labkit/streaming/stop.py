@@ -149,6 +149,9 @@ def _strings(name: str, values) -> tuple[str, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         # a bare str would otherwise become one stop per character
         raise LabkitError(f"StopSequenceConfig: {name} must be a list of str, got {type(values).__name__} {values!r}")
+    values = tuple(values)
+    if {str}.issuperset(map(type, values)) and all(values):  # the usual case checked at C speed
+        return tuple(dict.fromkeys(values))
     out = []
     for pos, value in enumerate(values):
         if not isinstance(value, str):
@@ -263,13 +266,6 @@ class _StopTables:
         released = self._joined(state, held, text, held + len(text) - automaton.hold_length(after))
         return after, (Text(released) if released else _HELD), released, None
 
-    def shown_as_is(self, text: str) -> Text:
-        """The outcome of a chunk in which no stop string starts, pushed at ROOT: remembered."""
-        out = _TEXTS.get(text) or _text_of(text)
-        if len(text) <= MEMO_MAX_CHARS:
-            self.memo[(ROOT, text)] = (ROOT, out, text, None)
-        return out
-
     def remember(self, state: int, text: str) -> tuple:
         """:meth:`outcome`, stored for next time (short chunks and short releases only)."""
         hit = self.outcome(state, text)
@@ -346,7 +342,7 @@ class StopStringMatcher:
         self.tables = _compile(hidden, visible)
         self.automaton = self.tables.automaton
         self._memo_get = self.tables.memo.get  # bound once: feed is the hot loop
-        self._cannot_start = self.automaton.cannot_start
+        self._cannot_start = self.automaton.first_chars.isdisjoint
         self.state = ROOT
         self.stopped: StopReason | None = None
 
@@ -395,12 +391,12 @@ class StopStringMatcher:
         if self.stopped is not None:
             return _STOPPED
         state = self.state
+        if state == ROOT and self._cannot_start(text):
+            # no stop string starts in this chunk: shown as it is, without the automaton or the
+            # memo (so a new stop set's first request costs what a warm one does)
+            return _TEXTS.get(text) or _text_of(text)
         hit = self._memo_get((state, text))
         if hit is None:
-            if state == ROOT and self._cannot_start(text):
-                # no stop string starts in this chunk: shown as it is, worked out without the
-                # automaton (so a new stop set's first request costs little more than a warm one)
-                return self.tables.shown_as_is(text)
             hit = self.tables.remember(state, text)
         self.state, out, _, reason = hit
         if reason is not None:
