@@ -17,7 +17,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labkit"
 PENDING = {
     "labkit/algorithms/bpe.py": 1,
     "labkit/algorithms/charsmap.py": 9,
-    "labkit/algorithms/spm_decode.py": 3,
     "labkit/algorithms/unigram.py": 3,
     "labkit/algorithms/unigram_words.py": 6,
     "labkit/bench/compare.py": 5,

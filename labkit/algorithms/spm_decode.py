@@ -227,7 +227,10 @@ class SpmDecoder:
     def like_tokenizers(self, ids: Sequence[int]) -> str:
         """tokenizers' chain: Replace('▁', ' '), ByteFallback, Fuse, Strip one space.
 
-        Example: ``decoder.like_tokenizers([4, 4, 11])`` -> ``'  a'`` (botchan-unigram)
+        Example (``▁ ▁ ▁a`` of botchan-unigram: only the first space is stripped):
+            >>> import labkit
+            >>> SpmDecoder.from_vocab(labkit.load("botchan-unigram", engine="labkit").vocab).like_tokenizers([4, 4, 11])
+            '  a'
         """
         tokens = self.tokens
         text = "".join(
@@ -244,7 +247,11 @@ class SpmDecoder:
     def like_sentencepiece(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """sentencepiece's Decode on each run between special ids (see :func:`join_runs`).
 
-        Example: ``decoder.like_sentencepiece([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
+        Example (``▁a </s> ▁a``: the second run keeps its space):
+            >>> import labkit
+            >>> decoder = SpmDecoder.from_vocab(labkit.load("botchan-unigram", engine="labkit").vocab)
+            >>> decoder.like_sentencepiece([11, 2, 11]), decoder.like_sentencepiece([11, 2, 11], skip_special_tokens=True)
+            ('a</s> a', 'a a')
         """
         return join_runs(ids, self.special_ids, self.tokens, self.sentencepiece_run,
                          skip_special_tokens=skip_special_tokens, add_dummy_prefix=self.add_dummy_prefix)
@@ -253,7 +260,13 @@ class SpmDecoder:
         """SentencePieceProcessor.Decode on ids with no special cut: control pieces vanish,
         <unk> reads its surface, byte runs decode one character at a time, leading ▁ consumed.
 
-        Example: ``decoder.sentencepiece_run([4, 4, 11])`` -> ``'a'`` (botchan-unigram)
+        Example (what ``SentencePieceProcessor.decode`` gives for the same ids):
+            >>> import labkit, sentencepiece
+            >>> from labkit.paths import data_path
+            >>> sp = sentencepiece.SentencePieceProcessor(model_file=str(data_path("sentencepiece/botchan_en_unigram_1000.model")))
+            >>> decoder = SpmDecoder.from_vocab(labkit.load("botchan-unigram", engine="labkit").vocab)
+            >>> decoder.sentencepiece_run([11, 0, 4, 4, 11]) == sp.decode([11, 0, 4, 4, 11]) == "a ⁇    a"
+            True
         """
         tokens, types = self.tokens, self.types
         strip_leading = self.add_dummy_prefix or self.remove_extra_whitespaces
