@@ -31,8 +31,14 @@ def check_utf8_length(text: str, answer: int) -> bool:
         right
         True
     """
-    return _verdict(answer == len(text.encode("utf-8")),
-                    "count the bytes of each character: ASCII 1, up to U+07FF 2, up to U+FFFF 3, beyond 4")
+    right = len(text.encode("utf-8"))
+    if answer == len(text):
+        hint = f"{answer} is the number of characters (code points); count bytes: ASCII 1, up to U+07FF 2, up to U+FFFF 3, beyond 4"
+    elif answer == len(text.encode("utf-16-le")) // 2:
+        hint = f"{answer} counts UTF-16 code units (an emoji is a surrogate pair there); UTF-8 writes it in 4 bytes"
+    else:
+        hint = "count the bytes of each character: ASCII 1, up to U+07FF 2, up to U+FFFF 3, beyond 4"
+    return _verdict(answer == right, hint)
 
 
 @answerable
@@ -45,8 +51,15 @@ def check_gpt2_char(byte_value: int, answer: str) -> bool:
         right
         True
     """
-    return _verdict(answer == bytes_to_unicode()[byte_value],
-                    "printable Latin-1 bytes keep their character; the others move to U+0100 + their rank among the moved bytes")
+    right = bytes_to_unicode()[byte_value]
+    if isinstance(answer, str) and answer == chr(byte_value):
+        hint = (f"byte 0x{byte_value:02X} is not printable, so it does not keep its own character: the moved bytes "
+                "take U+0100 onwards, in byte order")
+    elif isinstance(answer, str) and len(answer) == 1 and ord(answer) == 0x100 + byte_value and right != answer:
+        hint = "not U+0100 + the byte: U+0100 + its rank among the moved bytes (count the moved bytes below it)"
+    else:
+        hint = "printable Latin-1 bytes keep their character; the others move to U+0100 + their rank among the moved bytes"
+    return _verdict(answer == right, hint)
 
 
 @answerable
@@ -59,7 +72,17 @@ def check_gpt2_spelling(text: str, answer: str) -> bool:
         right
         True
     """
-    return _verdict(answer == text_to_gpt2(text), "spell each UTF-8 byte with bytes_to_unicode()")
+    right = text_to_gpt2(text)
+    if not isinstance(answer, str):
+        return _verdict(False, f"give the spelling as one str, got {type(answer).__name__}")
+    if answer == right:
+        return _verdict(True, "")
+    at = next((i for i, (a, b) in enumerate(zip(answer, right)) if a != b), min(len(answer), len(right)))
+    if len(answer) < len(right) and answer[:at] == right[:at] and at == len(answer):
+        where = f"too short: {len(answer)} characters, one per UTF-8 byte makes {len(right)}"
+    else:
+        where = f"character {at} ({answer[at:at + 1]!r}) is wrong"
+    return _verdict(False, f"{where}; spell each UTF-8 byte with bytes_to_unicode() (a non-ASCII letter is 2+ bytes)")
 
 
 @answerable

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from labkit.core import LabkitError
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
 @lru_cache(maxsize=None)
@@ -32,6 +32,7 @@ def cut_changes_ids(text: str, cut: int) -> bool:
     return tok.encode(text[:cut]).ids + tok.encode(text[cut:]).ids != tok.encode(text).ids
 
 
+@answerable
 def check_cut(text: str, cut: int, changes: bool) -> bool:
     """Does cutting ``text`` at ``cut`` change Qwen2's ids? Say ``changes=True`` or ``False``.
 
@@ -49,6 +50,7 @@ def check_cut(text: str, cut: int, changes: bool) -> bool:
     return _verdict(bool(changes) == right, hint)
 
 
+@answerable
 def check_cut_before_special(a: str, b: str) -> bool:
     """Show that a cut right *before* a special token is safe: give ``b`` starting with
     ``<|im_start|>`` and any ``a``; right if the ids of a and b add up to the whole.
@@ -78,6 +80,7 @@ def l1_entry_bytes(prompt: str) -> int:
     return stats["bytes"] // max(1, stats["entries"]) if stats["entries"] else 0
 
 
+@answerable
 def check_entry_size(prompt: str, answer_bytes: int) -> bool:
     """About how many bytes does one L1 entry for ``prompt``'s prefixes take? Within 25% is right.
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from labkit.core import LabkitError
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
+@answerable
 def check_sniff(path, answer: str) -> bool:
     """What format does labkit sniff for the file at ``path`` ('unknown' if none)?
 
@@ -38,6 +39,7 @@ def check_sniff(path, answer: str) -> bool:
     return _verdict(answer == right, "look at the first bytes: GGUF magic, a protobuf piece (0x0a), base64 lines, '{'")
 
 
+@answerable
 def check_error_names_file_and_place(path, message: str) -> bool:
     """Is ``message`` the LabkitError that loading ``path`` gives, naming the file and the place?
 
@@ -52,10 +54,16 @@ def check_error_names_file_and_place(path, message: str) -> bool:
         right = str(exc)
     else:
         return _verdict(False, "this file loads fine: damage it first (truncate it, flip a byte)")
-    ok = message == right and Path(path).name in right
-    return _verdict(ok, "catch labkit.LabkitError as exc and pass str(exc); it names the file and where reading stopped")
+    if message == right and Path(path).name in right:
+        return _verdict(True, "")
+    if isinstance(message, str) and right in message:
+        hint = "pass str(exc) itself, not repr(exc) or a message around it"
+    else:
+        hint = "catch labkit.LabkitError as exc and pass str(exc); it names the file and where reading stopped"
+    return _verdict(False, hint)
 
 
+@answerable
 def check_private_repo(loaded_without_token: bool, loaded_with_token: bool) -> bool:
     """Which loads of a private LocalHub repo worked: without HF_TOKEN, and with it?
 
@@ -67,5 +75,9 @@ def check_private_repo(loaded_without_token: bool, loaded_with_token: bool) -> b
 
     Introduced in notebook ``11_factory_formats_hub``.
     """
-    return _verdict((loaded_without_token, loaded_with_token) == (False, True),
-                    "a private repo answers 401 without the right token, like a missing repo")
+    hints = []
+    if loaded_without_token is not False:
+        hints.append("without the token: a private repo answers 401, like a missing repo, so the load fails")
+    if loaded_with_token is not True:
+        hints.append("with HF_TOKEN set to the repo's token: the load works (set it before you call labkit.load)")
+    return _verdict(not hints, "; ".join(hints))

@@ -281,31 +281,35 @@ assert {cls: v[1] for cls, v in gap.items()} == {"L": 17144, "N": 336, "M": 79, 
 
 # %% [markdown]
 # ## Try it
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint that says which part is off. Worked answers:
+# `notebooks/solutions/01_bytes_and_unicode.ipynb`.
+#
+# 1. How many UTF-8 bytes does `"naïve 😀"` take? Hint 1: not `len(...)` of the string,
+#    which counts code points. Hint 2: `ï` is past U+007F and `😀` past U+FFFF.
 
 # %%
-from labkit.exercises.bpe import check_utf8_length, check_gpt2_char, check_gpt2_spelling
+from labkit.exercises.bpe import check_gpt2_char, check_gpt2_spelling, check_utf8_length
 
-# 1. How many UTF-8 bytes does "naïve 😀" take?
-answer_1 = None
-# 2. Which character does the tab byte 0x09 get in GPT-2's map?
-answer_2 = None
-# 3. How does GPT-2 spell " über"?
-answer_3 = None
-if answer_1 is not None:
-    check_utf8_length("naïve 😀", answer_1)
-if answer_2 is not None:
-    check_gpt2_char(0x09, answer_2)
-if answer_3 is not None:
-    check_gpt2_spelling(" über", answer_3)
+answer_1 = ...
+check_utf8_length("naïve 😀", answer_1)
 
 # %% [markdown]
-# The checkers in action, on answers computed the long way round:
+# 2. Which character does the tab byte `0x09` get in GPT-2's map? Hint 1: a tab is not
+#    printable, so it is one of the moved bytes, not `"\t"`. Hint 2: the moved bytes take
+#    U+0100, U+0101, ... in byte order, and every byte below `0x21` is moved.
 
 # %%
-assert check_utf8_length("naïve 😀", 1 + 1 + 2 + 1 + 1 + 1 + 4)
-assert check_gpt2_char(0x09, chr(0x100 + 9))
-assert not check_gpt2_spelling(" über", " über")
+answer_2 = ...
+check_gpt2_char(0x09, answer_2)
+
+# %% [markdown]
+# 3. How does GPT-2 spell `" über"`? Hint 1: the space is a byte too (`Ġ`). Hint 2: `ü` is
+#    two UTF-8 bytes, so it is spelled with two characters of the map, not with `ü`.
+
+# %%
+answer_3 = ...
+check_gpt2_spelling(" über", answer_3)
 
 # %% [markdown]
 # ## Summary

@@ -536,34 +536,39 @@ assert labkit.render_chat_template(qwen3, raw_turn) == labkit.render_chat_templa
 
 # %% [markdown]
 # ## Try it
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint that says which part is off. Worked answers:
+# `notebooks/solutions/07_special_tokens_chat_templates.ipynb`.
+#
+# 1. How many Qwen2 ids does `"<|im_start|>assistant\n"` become with special tokens parsed?
+#    Hint 1: a parsed special spelling is one id, however long it looks. Hint 2: the
+#    newline after the role is a token of its own.
 
 # %%
 from labkit.exercises.chat import check_plain_template, check_stop_ids, check_token_count
 
-# 1. How many Qwen2 ids does "<|im_start|>assistant\n" become with special tokens parsed?
-answer_1 = None
-# 2. Write a template that renders each message as "role: content" plus a newline, and ends
-#    with "assistant:" only when add_generation_prompt is true.
-answer_2 = None
-# 3. Which ids end generation for the Qwen2 vocabulary? (a set of ints)
-answer_3 = None
-if answer_1 is not None:
-    check_token_count(qwen2, "<|im_start|>assistant\n", answer_1)
-if answer_2 is not None:
-    check_plain_template(answer_2)
-if answer_3 is not None:
-    check_stop_ids(qwen2, answer_3)
+answer_1 = ...
+check_token_count(qwen2, "<|im_start|>assistant\n", answer_1)
 
 # %% [markdown]
-# The checkers in action, on answers worked out by hand:
+# 2. Write a template that renders each message as `role: content` plus a newline, and ends
+#    with `assistant:` only when `add_generation_prompt` is true. Hint 1: the checker
+#    renders with trim_blocks, so the newline right after a `{% ... %}` tag is dropped: write
+#    the newline inside the loop as `\n` in an expression or before the closing tag. Hint 2:
+#    the generation prompt has no newline after it.
 
 # %%
-assert check_token_count(qwen2, "<|im_start|>assistant\n", 3)  # marker, "assistant", "\n"
-assert not check_token_count(qwen2, "<|im_start|>assistant\n", 3, parse_special=False)
-assert check_plain_template("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-                            "{% if add_generation_prompt %}assistant:{% endif %}")
-assert check_stop_ids(qwen2, {151643, 151645})
+answer_2 = ...
+check_plain_template(answer_2)
+
+# %% [markdown]
+# 3. Which ids end generation for the Qwen2 vocabulary? (a set of ints) Hint 1: EOS is not
+#    the only one: a chat model also stops at its turn end. Hint 2: `qwen2.token_to_id(...)`
+#    gives an id from a spelling.
+
+# %%
+answer_3 = ...
+check_stop_ids(qwen2, answer_3)
 
 # %% [markdown]
 # ## Summary

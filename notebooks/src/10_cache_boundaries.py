@@ -297,29 +297,42 @@ pd.Series({k: f"{v * 1e3:.3f} ms" for k, v in timings.items()})
 # %% [markdown]
 # ## Try it
 #
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint. Worked answers: `notebooks/solutions/10_cache_boundaries.ipynb`.
 #
 # 1. Find a cut point in `"Hello world, how are you?"` that changes Qwen2's ids, and one
-#    that does not: `check_cut(text, cut, changes=True/False)`.
-# 2. Why is a cut *before* `<|im_start|>` exactly as safe as one after it? Show it with
-#    `check_cut_before_special(a, b)` for a text `b` that starts with `<|im_start|>`.
-# 3. Shrink `l1_max_memory` until realistic chat stops reusing its system prompt. How many bytes is one L1
-#    entry for the realistic-chat prompt above? `check_entry_size(prompt, answer)`.
+#    that does not (a cut is an offset: `text[:cut]` and `text[cut:]` are encoded apart).
+#    Hint 1: a cut inside a word splits what BPE would merge. Hint 2: a cut just before a
+#    space is not safe either, since the space belongs to the next word (`" world"`); try
+#    the ends of the text.
 
 # %%
 from labkit.exercises.cache import check_cut, check_cut_before_special, check_entry_size
 
-answer_cut, answer_changes = None, None
-if answer_cut is not None:
-    check_cut("Hello world, how are you?", answer_cut, changes=answer_changes)
+cut_that_changes = ...
+check_cut("Hello world, how are you?", cut_that_changes, changes=True)
+cut_that_keeps = ...
+check_cut("Hello world, how are you?", cut_that_keeps, changes=False)
 
 # %% [markdown]
-# The checkers in action (answers worked out above, one wrong on purpose):
+# 2. Why is a cut *before* `<|im_start|>` exactly as safe as one after it? Show it with
+#    `check_cut_before_special(a, b)` for a text `b` that starts with `<|im_start|>`. Hint:
+#    the special token is cut out of the raw text before BPE sees anything, on both of its
+#    sides; `a` can be any text at all.
 
 # %%
-assert check_cut("Hello world, how are you?", 3, changes=True)        # inside "Hello"
-assert not check_cut("Hello world, how are you?", 3, changes=False)
-assert check_cut_before_special("You are helpful.", "<|im_start|>user\nhi")
+a, b = ..., ...
+check_cut_before_special(a, b)
+
+# %% [markdown]
+# 3. Shrink `l1_max_memory` until realistic chat stops reusing its system prompt. About how
+#    many bytes is one L1 entry for the realistic-chat prompt above (within 25%)? Hint 1: it
+#    is not `len(prompt)`: an entry keeps, per token, an id, a token string and an offset
+#    pair. Hint 2: `CachedTokenizer(...).stats()["l1"]` has `bytes` and `entries`.
+
+# %%
+answer_bytes = ...
+check_entry_size(prompt, answer_bytes)
 
 # %% [markdown]
 # ## Summary

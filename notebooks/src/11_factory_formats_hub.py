@@ -253,30 +253,40 @@ for key in ("HF_ENDPOINT", "HF_HOME", "HF_HUB_DISABLE_PROGRESS_BARS"):
 # %% [markdown]
 # ## Try it
 #
-# Each checker prints `right` or `wrong` with a hint.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint that says which part is off. Worked answers:
+# `notebooks/solutions/11_factory_formats_hub.ipynb`.
 #
-# 1. Truncate a copy of `ggml-vocab-gpt-2.gguf` to 1,000 bytes and load it: what does the
-#    error say, and where? `check_error_names_file_and_place(path, str(exc))`.
-# 2. Flip one byte of `botchan_en_unigram_1000.model` at offset 0 and sniff it again:
-#    `check_sniff(path, your_answer)` (`"unknown"` if labkit cannot tell).
-# 3. Start a `LocalHub` with a private repo (`private={"me/tok"}, token="secret"`) and load
-#    it with and without `os.environ["HF_TOKEN"] = "secret"`: `check_private_repo(without, with_)`.
+# 1. Truncate a copy of `ggml-vocab-gpt-2.gguf` to 1,000 bytes (write it in a temporary
+#    folder, not in `data/`) and load it: what does the error say, and where?
+#    Hint 1: catch `labkit.LabkitError as exc`. Hint 2: pass `str(exc)`, the message itself.
 
 # %%
 from labkit.exercises.formats import check_error_names_file_and_place, check_private_repo, check_sniff
 
-# the checkers in action, on answers worked out here (one wrong on purpose)
-work = Path(tempfile.mkdtemp(prefix="labkit-nb11-try-"))
-cut = work / "cut.gguf"
-cut.write_bytes((DATA / "gguf/ggml-vocab-gpt-2.gguf").read_bytes()[:1000])
-try:
-    labkit.load(cut)
-except labkit.LabkitError as exc:
-    print(str(exc).replace(str(work), "<tmp>"))
-    assert check_error_names_file_and_place(cut, str(exc))
-assert check_sniff(DATA / "gguf/ggml-vocab-qwen2.gguf", "gguf")
-assert not check_private_repo(True, True)
-shutil.rmtree(work, ignore_errors=True)
+truncated_path, message = ..., ...
+check_error_names_file_and_place(truncated_path, message)
+
+# %% [markdown]
+# 2. Flip one byte of `botchan_en_unigram_1000.model` at offset 0 (in a copy) and sniff the
+#    copy: which format does labkit say (`"unknown"` if it cannot tell)? Hint 1: a `.model`
+#    is recognised by its first byte, the protobuf tag `0x0a` of its first piece. Hint 2:
+#    the name of the file does not count, only its bytes.
+
+# %%
+flipped_path, answer_format = ..., ...
+check_sniff(flipped_path, answer_format)
+
+# %% [markdown]
+# 3. Start a `LocalHub` with a private repo (`LocalHub({"me/tok": files}, private={"me/tok"},
+#    token="secret")`, `files` can be `minilm_files` of section 5) and load `"me/tok"` from it with and
+#    without `os.environ["HF_TOKEN"] = "secret"`: did each load work (`True`/`False`)?
+#    Hint 1: point `HF_ENDPOINT` at the hub's URL, as section 5 does. Hint 2: remove
+#    `HF_TOKEN` again afterwards, and stop the hub.
+
+# %%
+loaded_without_token, loaded_with_token = ..., ...
+check_private_repo(loaded_without_token, loaded_with_token)
 
 # %% [markdown]
 # ## Summary
