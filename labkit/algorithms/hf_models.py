@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import heapq
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.core import LabkitError
 
 Token = tuple[int, str, int, int]
 
 
 class WordLevelModel:
-    """The whole pre-token is one token, or unk. Example: ``WordLevelModel(vocab, "<unk>")``"""
+    """The whole pre-token is one token, or unk: (id, token, start, end).
+
+    Example:
+        >>> model = WordLevelModel({"<unk>": 0, "hello": 1}, "<unk>")
+        >>> model.tokenize("hello"), model.tokenize("bye")
+        ([(1, 'hello', 0, 5)], [(0, '<unk>', 0, 3)])
+    """
 
     def __init__(self, vocab: dict[str, int], unk_token: str | None):
         self.vocab = vocab
@@ -74,7 +81,21 @@ class WordPieceModel:
         return out
 
 
-class CharBPEModel:
+class _CachedWords:
+    """``tokenize`` through a bounded word cache; a model supplies ``_tokenize_word``."""
+
+    _cache: BoundedDict
+
+    def tokenize(self, word: str) -> list[Token]:
+        if not word:
+            return []
+        cached = self._cache.get(word)
+        if cached is None:
+            cached = self._cache[word] = self._tokenize_word(word)
+        return cached
+
+
+class CharBPEModel(_CachedWords):
     """tokenizers' BPE over the characters of one pre-token.
 
     Example:
@@ -97,7 +118,7 @@ class CharBPEModel:
             if left not in vocab or right not in vocab or made not in vocab:
                 raise LabkitError(f"BPE: merge #{rank} ({left!r}, {right!r}) uses a token that is not in the vocabulary")
             self.merges.setdefault((vocab[left], vocab[right]), (rank, vocab[made]))
-        self._cache: dict[str, list[Token]] = {}
+        self._cache = BoundedDict(100_000)
 
     def _symbols(self, word: str) -> list[list[int]]:
         """[id, byte_length] per symbol before merging (unk and byte fallback applied). A char
@@ -175,12 +196,7 @@ class CharBPEModel:
                     heapq.heappush(heap, (found[0], i, made, alive[n][0]))
         return [s for s, d in zip(alive, dead) if not d]
 
-    def tokenize(self, word: str) -> list[Token]:
-        if not word:
-            return []
-        cached = self._cache.get(word)
-        if cached is not None:
-            return cached
+    def _tokenize_word(self, word: str) -> list[Token]:
         if self.ignore_merges and word in self.vocab:
             out = [(self.vocab[word], word, 0, len(word))]
         else:
@@ -192,16 +208,13 @@ class CharBPEModel:
                 end = start + size
                 out.append((index, self.by_id[index], char_at[start], char_at[end - 1] + 1))
                 start = end
-        if len(self._cache) >= 100_000:
-            self._cache.clear()
-        self._cache[word] = out
         return out
 
 
 K_UNK_PENALTY = 10.0
 
 
-class HFUnigramModel:
+class HFUnigramModel(_CachedWords):
     """The best path tokenizers' Unigram finds (its forward pass and its tie-breaking).
 
     Example:
@@ -219,7 +232,7 @@ class HFUnigramModel:
             self.ids[piece] = index
         self.min_score = min((score for _, score in pieces), default=0.0)
         self.max_len = max((len(p) for p, _ in pieces), default=1)
-        self._cache: dict[str, list[Token]] = {}
+        self._cache = BoundedDict(100_000)
 
     def _best_path(self, word: str) -> list[str]:
         size = len(word)
@@ -265,12 +278,7 @@ class HFUnigramModel:
         out.reverse()
         return [word[s:e] for s, e in out]
 
-    def tokenize(self, word: str) -> list[Token]:
-        if not word:
-            return []
-        cached = self._cache.get(word)
-        if cached is not None:
-            return cached
+    def _tokenize_word(self, word: str) -> list[Token]:
         out: list[Token] = []
         pos = 0
         for string in self._best_path(word):
@@ -286,7 +294,4 @@ class HFUnigramModel:
                 index = self.unk_id
             out.append((index, string, pos, end))
             pos = end
-        if len(self._cache) >= 100_000:
-            self._cache.clear()
-        self._cache[word] = out
         return out

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import regex
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.core import LabkitError
 
 Span = tuple[int, int]
@@ -282,7 +283,7 @@ def prepend(piece: Piece, prefix: str) -> Piece:
 
 
 _GRAPHEME = regex.compile(r"\X")
-_CHARSMAPS: dict[str, object] = {}  # base64 blob -> parsed CharsMap (a file's normaliser is parsed once)
+_CHARSMAPS: BoundedDict = BoundedDict(16)  # base64 blob -> parsed CharsMap (a file's normaliser is parsed once)
 
 
 def _charsmap(blob_b64: str):
@@ -296,8 +297,6 @@ def _charsmap(blob_b64: str):
             blob = base64.b64decode(blob_b64, validate=True)
         except ValueError:  # binascii.Error is a ValueError
             raise LabkitError("normalizer Precompiled: precompiled_charsmap is not valid base64") from None
-        if len(_CHARSMAPS) >= 16:
-            _CHARSMAPS.clear()
         cached = _CHARSMAPS[blob_b64] = CharsMap(blob)
     return cached
 

@@ -71,6 +71,8 @@ def split(piece: Piece, matches: list[tuple[int, int]], behavior: str, invert: b
         spans = [[s, e, False] for s, e, _ in segments]
     elif behavior == "Removed":
         spans = [[s, e, m] for s, e, m in segments]
+    # Contiguous, MergedWithPrevious and MergedWithNext below are alike on purpose: each is one
+    # of tokenizers' SplitDelimiterBehavior rules, differing only in when a span joins its neighbour
     elif behavior == "Contiguous":
         previous = False
         for s, e, m in segments:

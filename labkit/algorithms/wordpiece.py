@@ -78,7 +78,12 @@ class WordPiece:
     @classmethod
     def from_tokens(cls, tokens: Sequence[str], **options) -> "WordPiece":
         """A model from an id-ordered token list (``vocab.txt`` lines); the first id of a
-        duplicated token wins. Example: ``WordPiece.from_tokens(["[UNK]", "a"]).vocab["a"]`` -> ``1``"""
+        duplicated token wins.
+
+        Example:
+            >>> WordPiece.from_tokens(["[UNK]", "a", "a"]).vocab
+            {'[UNK]': 0, 'a': 1}
+        """
         vocab: dict[str, int] = {}
         for index, token in enumerate(tokens):
             vocab.setdefault(token, index)
@@ -89,10 +94,8 @@ class WordPiece:
         """The model of a WordPiece VocabData (GGUF bert or tokenizer.json).
 
         Example:
-            >>> from labkit.algorithms.wordpiece import WordPiece
-            >>> from labkit.formats.gguf import read_gguf
-            >>> from labkit.paths import bundled_path
-            >>> WordPiece.from_vocab(read_gguf(bundled_path("bert-bge"))).unk_id
+            >>> import labkit
+            >>> WordPiece.from_vocab(labkit.load("minilm").vocab).unk_id
             100
         """
         options = vocab.options or {}

@@ -46,7 +46,16 @@ class WordPieceTokenizer(LabkitTokenizer):
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
 
     def clear_cache(self) -> None:
-        """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
+        """Forget every cached word (for timing the cold path).
+
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("minilm", engine="labkit")
+            >>> warm = tok.encode("tokenization").ids
+            >>> tok.clear_cache()
+            >>> tok.encode("tokenization").ids == warm
+            True
+        """
         self._cache.clear()
 
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:

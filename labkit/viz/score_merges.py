@@ -105,7 +105,13 @@ class ScoreMergeTable:
 
 def score_merge_stepper(table: ScoreMergeTable):
     """An ipywidgets slider stepping through the merges (show the table too, as the static
-    fallback). Example: ``display(score_merge_stepper(table))``
-    Introduced in notebook ``03_bpe_sentencepiece``.
+    fallback). Introduced in notebook ``03_bpe_sentencepiece``.
+
+    Example:
+        >>> import labkit
+        >>> steps = []
+        >>> _ = labkit.load("botchan-bpe", engine="labkit").model.merge_naive("▁low", steps)
+        >>> score_merge_stepper(ScoreMergeTable("▁low", steps)).children[0].max
+        2
     """
     return stepper(len(table.steps), table.step_html)

@@ -51,8 +51,8 @@ def visible(text: str) -> str:
 
     Example:
         >>> from labkit.viz.spans import visible
-        >>> visible("a b\\n")
-        'a·b↵'
+        >>> visible("a b\\n"), visible("\\tx\\r")
+        ('a·b↵', '→x␍')
 
     Introduced in notebook ``00_tour``.
     """
