@@ -294,3 +294,25 @@ def moved_bytes() -> list[int]:
         [0, 1, 2]
     """
     return [value for value in range(256) if not is_printable_byte(value)]
+
+
+def utf8_sequence_length(lead: int) -> int:
+    """How many bytes a UTF-8 character starting with byte ``lead`` has; 0 if ``lead``
+    cannot start one (80-BF continuation, C0/C1 overlong, F5-FF beyond U+10FFFF).
+
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import utf8_sequence_length
+        >>> [utf8_sequence_length(lead) for lead in b"a\\xc3\\xe6\\xf0\\x80\\xc0\\xf5"]
+        [1, 2, 3, 4, 0, 0, 0]
+
+    Introduced in notebook ``01_bytes_and_unicode``.
+    """
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from labkit.algorithms.bounded import BoundedDict
+from labkit.algorithms.bytes_unicode import utf8_sequence_length
 from labkit.core import TOKEN_USER_DEFINED, LabkitError
 
 _MAX_KEY_BYTES = 256  # no real normalisation rule is anywhere near this long
@@ -387,7 +388,7 @@ class CharsMap:
                     data = prefix + bytes([label])
                     unit = units[index]
                     after = index ^ unit_offset(unit)
-                    need = _utf8_length(data[0])
+                    need = utf8_sequence_length(data[0])
                     if need == 0 or (len(data) > 1 and not 0x80 <= label <= 0xBF):
                         continue  # no valid text walks this way
                     if len(data) < need:
@@ -423,19 +424,6 @@ class CharsMap:
 
 
 # ----------------------------------------------------------------------------- the normaliser
-
-
-def _utf8_length(lead: int) -> int:
-    """How many bytes a UTF-8 character starting with byte ``lead`` has (0: not a lead byte)."""
-    if lead < 0x80:
-        return 1
-    if 0xC2 <= lead <= 0xDF:
-        return 2
-    if 0xE0 <= lead <= 0xEF:
-        return 3
-    if 0xF0 <= lead <= 0xF4:
-        return 4
-    return 0
 
 
 def _one_char_length(data: bytes, pos: int) -> int:

@@ -18,28 +18,10 @@ Example:
 """
 from __future__ import annotations
 
+from labkit.algorithms.bytes_unicode import utf8_sequence_length
 from labkit.core import LabkitError
 
 REPLACEMENT = "\ufffd"
-
-
-def sequence_length(lead: int) -> int:
-    """How many bytes a character starting with byte ``lead`` has; 0 if ``lead`` cannot start one.
-
-    Example:
-        >>> from labkit.streaming.utf8 import sequence_length
-        >>> sequence_length(0xF0)
-        4
-    """
-    if lead < 0x80:
-        return 1
-    if 0xC2 <= lead <= 0xDF:
-        return 2
-    if 0xE0 <= lead <= 0xEF:
-        return 3
-    if 0xF0 <= lead <= 0xF4:
-        return 4
-    return 0  # 80-BF continuation, C0/C1 overlong, F5-FF beyond U+10FFFF
 
 
 def continuation_range(lead: int, position: int) -> tuple[int, int]:
@@ -103,7 +85,7 @@ class Utf8StreamDecoder:
             # the sequence broke: its bytes so far are one U+FFFD; read this byte afresh
             out.append(REPLACEMENT)
             self._pending.clear()
-        need = sequence_length(byte)
+        need = utf8_sequence_length(byte)
         if need == 1:
             out.append(chr(byte))
         elif need == 0:
