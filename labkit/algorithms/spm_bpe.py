@@ -9,8 +9,9 @@ or, with byte fallback, one ``<0xNN>`` piece per UTF-8 byte.
 
 Two versions of the loop are here, and they make the same merges in the same order:
 
-* :meth:`SpmBpeModel.merge_naive` is the textbook loop: scan every pair, merge the best,
-  scan again. O(n²) per word, easy to read.
+* :meth:`SpmBpeModel.merge_naive` is the textbook loop: scan every pair for the best, merge
+  it, scan again (only the two pairs beside the merge are looked up anew). O(n²) per word,
+  easy to read, and the fastest on short chunks.
 * :meth:`SpmBpeModel.merge` is what sentencepiece's ``bpe_model.cc`` runs: symbols in a
   linked list, candidate pairs in a priority queue keyed by (score, left position), and
   entries that a merge made stale skipped when they surface. O(n log n).
@@ -32,6 +33,9 @@ Example:
 from __future__ import annotations
 
 import heapq
+import re
+from itertools import compress, count
+from operator import add, not_
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
@@ -47,6 +51,8 @@ from labkit.core import (
 
 SPACE = "\u2581"  # '▁', sentencepiece's visible space
 MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
+# up to this many characters, encode_spans merges with the rescanning loop (measured faster)
+SHORT_TEXT_CHARS = 64
 
 
 def byte_piece(value: int) -> str:
@@ -100,6 +106,17 @@ class SpmBpeModel:
         self._user_by_first: dict[str, list[str]] = {}
         for symbol in self.user_defined:
             self._user_by_first.setdefault(symbol[0], []).append(symbol)
+        # every two characters that sit side by side in some mergeable piece: only those can be
+        # joined by a merge. None (never cut) with unused pieces: their split-back halves are
+        # remembered across the whole text, as sentencepiece does
+        self._joinable = None if self.unused else frozenset(
+            piece[k:k + 2] for piece in mergeable for k in range(len(piece) - 1))
+        # characters that are pieces and sit in no longer piece (llama's digits): a run of them
+        # is one token per character, looked up without merging (see isolated_runs)
+        joined_chars = set("".join(self._joinable or ()))
+        isolated = sorted(p for p in mergeable if len(p) == 1 and p not in joined_chars)
+        self._isolated_re = re.compile("([" + "".join(map(re.escape, isolated)) + "]+)") \
+            if isolated and self._joinable is not None else None
 
     @classmethod
     def from_vocab(cls, vocab) -> "SpmBpeModel":
@@ -149,9 +166,43 @@ class SpmBpeModel:
                 pos += 1
         return out
 
+    def cut(self, text: str) -> list[str]:
+        """Normalised text in chunks that merge independently: cut between two characters that
+        sit side by side in no mergeable piece (no merge can ever join them), except between two
+        unknown characters, which fuse into one ``<unk>`` without byte fallback. The merges of
+        the chunks, joined, are the merges of the text, so long inputs without spaces (digits,
+        letters, CJK) merge in short pieces that a word cache can keep.
+        Example:
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.cut("▁2024")
+            ['▁', '2', '0', '2', '4']
+        """
+        joinable = self._joinable
+        if joinable is None or len(text) < 2:
+            return [text]
+        # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
+        cuts = list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))
+        if not self.byte_fallback and cuts:
+            known = self.piece_to_id
+            cuts = [i for i in cuts if text[i - 1] in known or text[i] in known]
+        if not cuts:
+            return [text]
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+    def isolated_runs(self, text: str) -> list[str]:
+        """``text`` split around runs of isolated characters (pieces found in no longer piece):
+        odd items are such runs, each character its own token; even items the text between.
+        Example:
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.isolated_runs("▁ab2024cd")
+            ['▁ab', '2024', 'cd']
+        """
+        return [text] if self._isolated_re is None else self._isolated_re.split(text)
+
     # -- step 2a: the textbook loop ---------------------------------------------
     def merge_naive(self, text: str, trace: list | None = None) -> list[str]:
-        """Merge greedily by score, rescanning every pair after each merge (O(n²)).
+        """Merge greedily by score: find the best pair, merge it, look up the two pairs it
+        changed, find the best again (O(n) per merge, each scan one ``min`` over a list).
 
         Returns the final symbols (unused pieces already split back). With ``trace`` (a
         list), appends one :class:`~labkit.algorithms.merge_step.MergeStep` per merge.
@@ -164,30 +215,40 @@ class SpmBpeModel:
         """
         start_symbols = self.initial_symbols(text)
         symbols = [s for s, _ in start_symbols]
-        frozen = [f for _, f in start_symbols]
-        mergeable, scores = self.mergeable, self.scores
+        frozen = [f for _, f in start_symbols] if self._user_by_first else None
+        mergeable, scores, unused = self.mergeable, self.scores, self.unused
+        # a pair's place among the distinct scores (0 = best); `nothing` for a pair that is no piece
+        place, nothing = self._score_rank.get, len(self._score_rank) + 1
         halves: dict[str, tuple[str, str]] = {}
         step = 0
-        while True:
-            best = -1
-            best_score = 0.0
-            for i in range(len(symbols) - 1):
-                if frozen[i] or frozen[i + 1]:
-                    continue
-                index = mergeable.get(symbols[i] + symbols[i + 1])
-                # strictly greater: on a tie the leftmost pair keeps the lead
-                if index is not None and (best < 0 or scores[index] > best_score):
-                    best, best_score = i, scores[index]
-            if best < 0:
+        if frozen is None:
+            places = [place(a + b, nothing) for a, b in zip(symbols, symbols[1:])]
+        else:
+            places = [nothing if frozen[i] or frozen[i + 1] else place(symbols[i] + symbols[i + 1], nothing)
+                      for i in range(len(symbols) - 1)]
+        while places:
+            best_place = min(places)
+            if best_place == nothing:
                 break
+            best = places.index(best_place)  # the first of the best: on a tie the leftmost pair wins
             left, right = symbols[best], symbols[best + 1]
             merged = left + right
             if trace is not None:
-                trace.append(MergeStep(step, best, left, right, merged, score=best_score, parts_before=tuple(symbols)))
-            if mergeable[merged] in self.unused:
+                trace.append(MergeStep(step, best, left, right, merged, score=scores[mergeable[merged]],
+                                       parts_before=tuple(symbols)))
+            if unused and mergeable[merged] in unused:
                 halves[merged] = (left, right)
             symbols[best : best + 2] = [merged]
-            frozen[best : best + 2] = [False]
+            # only the two pairs touching the new symbol change: look those up again
+            if best + 1 < len(symbols):
+                after = symbols[best + 1]
+                places[best : best + 2] = [nothing if frozen and frozen[best + 2] else place(merged + after, nothing)]
+            else:
+                del places[best]
+            if best > 0:
+                places[best - 1] = nothing if frozen and frozen[best - 1] else place(symbols[best - 1] + merged, nothing)
+            if frozen is not None:
+                frozen[best : best + 2] = [False]
             step += 1
         return self._resegment_all(symbols, halves)
 
@@ -415,7 +476,10 @@ class SpmBpeModel:
     # -- the whole model step -----------------------------------------------------
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
         """Normalised text -> (id, start, end) per token. Example: ``model.encode_spans("▁a")`` -> ``[(263, 0, 2)]``"""
-        return self.pieces_to_ids(self.merge_buckets(text))
+        # a short text merges fastest by rescanning (no queues to build); a long one by buckets
+        short = len(text) <= SHORT_TEXT_CHARS and not self.unused  # (unused halves: kept as the queue sees them)
+        merge = self.merge_naive if short else self.merge_buckets
+        return self.pieces_to_ids(merge(text))
 
     def encode(self, text: str) -> list[int]:
         """Normalised text -> ids. Example: ``model.encode("▁Hello")`` -> ``[15043]`` (llama-spm)"""

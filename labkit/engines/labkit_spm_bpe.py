@@ -155,10 +155,50 @@ class SpmBpeTokenizer(LabkitTokenizer):
         """The (id, start, end) spans of one chunk of normalised text, through the cache."""
         spans = self._cache.get(word)
         if spans is None:
+            if len(word) > CACHED_WORD_CHARS:
+                return self._long_word(word)
             spans = tuple(self.model.encode_spans(word))
-            if self._chunk_re is not None and len(word) <= CACHED_WORD_CHARS:
-                self._cache[word] = spans
+            self._cache[word] = spans
         return spans
+
+    def _long_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        """The spans of a long chunk (no spaces for a while): runs of isolated characters looked
+        up one by one, the rest merged piece by piece where no merge can cross
+        (:meth:`SpmBpeModel.cut`), each piece through the cache."""
+        out: list[tuple[int, int, int]] = []
+        cache, base, lookup = self._cache, 0, self.model.piece_to_id
+        for index, part in enumerate(self.model.isolated_runs(word)):
+            if index % 2:  # a run of isolated characters: one token each
+                out += [(lookup[ch], k, k + 1) for k, ch in enumerate(part, base)]
+                base += len(part)
+                continue
+            for piece in self.model.cut(part) if part else ():
+                spans = cache.get(piece)
+                if spans is None:
+                    spans = tuple(self.model.encode_spans(piece))
+                    if len(piece) <= CACHED_WORD_CHARS:
+                        cache[piece] = spans
+                out += [(token, base + a, base + b) for token, a, b in spans]
+                base += len(piece)
+        return tuple(out)
+
+    def _long_word_ids(self, word: str) -> list[int]:
+        """The ids of a long chunk, as :meth:`_long_word` makes them (no offsets made)."""
+        out: list[int] = []
+        extend, cache, encode = out.extend, self._cache, self.model.encode_spans
+        lookup = self.model.piece_to_id.__getitem__
+        for index, part in enumerate(self.model.isolated_runs(word)):
+            if index % 2:
+                extend(map(lookup, part))
+                continue
+            for piece in self.model.cut(part) if part else ():
+                spans = cache.get(piece)
+                if spans is None:
+                    spans = encode(piece)
+                    if len(piece) <= CACHED_WORD_CHARS:
+                        cache[piece] = tuple(spans)
+                extend([s[0] for s in spans])
+        return out
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of ``text`` with no added-token matching and no BOS (a fast path for benchmarks).
@@ -181,13 +221,16 @@ class SpmBpeTokenizer(LabkitTokenizer):
         if not normalized:
             return []
         if self._chunk_re is None:
-            return [index for index, _, _ in self.model.encode_spans(normalized)]
+            return self._long_word_ids(normalized)
         cache = self._cache
         out: list[int] = []
         extend = out.extend
         for word in self._chunk_re.findall(normalized):
             spans = cache.get(word)
             if spans is None:
+                if len(word) > CACHED_WORD_CHARS:
+                    extend(self._long_word_ids(word))
+                    continue
                 spans = self._word(word)
             extend([s[0] for s in spans])
         return out

@@ -279,7 +279,7 @@ assert merged_ids == sorted(merged_ids)
 # %% [markdown]
 # ## 5. The textbook loop and the priority queue
 #
-# `merge_naive` rescans every pair after each merge: O(n²) look-ups for n characters.
+# `merge_naive` scans every pair for the best after each merge: O(n²) steps for n characters.
 # `merge` is what sentencepiece's `bpe_model.cc` does: symbols in a linked list, candidate
 # pairs in a priority queue keyed by (score, position), stale entries skipped when they
 # come up; `merge_buckets` keeps one list of positions per score. All three make the same
