@@ -13,7 +13,8 @@ def test_stop_strings_never_occur_and_are_distinct():
 
 
 def test_bench_main_prints_every_row(capsys):
-    assert bench_stop.main(["--tokens", "300", "--repeat", "1", "--counts", "1,3"]) == 0
+    assert bench_stop.main(["--tokens", "300", "--repeat", "1", "--counts", "1,3", "--compile-counts", "1,5",
+                            "--rotations", "1,3", "--rotation-stops", "2"]) == 0
     out = capsys.readouterr().out
     assert "DecodeStream (plain)" in out and "StopSequenceDecoder (jail)" in out and "fixed hold-back" in out
     assert "with 3 stop strings the stop decoder costs" in out
@@ -21,9 +22,9 @@ def test_bench_main_prints_every_row(capsys):
 
 def test_bench_reports_compile_time_and_first_request_ratio(capsys):
     assert bench_stop.main(["--tokens", "300", "--repeat", "1", "--counts", "1", "--request-tokens", "50",
-                            "--compile-counts", "1,20"]) == 0
+                            "--compile-counts", "1,20", "--rotations", "1,4", "--rotation-stops", "3"]) == 0
     out = capsys.readouterr().out
-    assert "compile_ms" in out and "first_over_warm" in out
+    assert "compile_ms" in out and "first_over_warm" in out and "rotation_over_one" in out
     assert "MISSES" not in out and "meets" not in out  # ratios, no verdict strings
 
 

@@ -105,6 +105,11 @@ class AhoCorasick:
         """How many trie nodes have been made so far (all of them after :meth:`table`)."""
         return len(self._depth)
 
+    @property
+    def remembered(self) -> int:
+        """How many transitions are remembered now (at most ``MAX_TRANSITIONS``)."""
+        return self._remembered
+
     def _kids(self, node: int) -> dict[str, int]:
         """The node's children, grouping its run of sorted patterns by next character the first time."""
         kids = self._children[node]

@@ -233,11 +233,18 @@ class _StopTables:
         self.automaton = AhoCorasick(patterns)
         self._hidden_count = len(hidden)
         self.memo: BoundedDict = BoundedDict(MEMO_LIMIT)
-        self.size = sum(map(len, patterns))  # what the compile cache charges for it
+        self.size = sum(map(len, patterns))
+        self.charged = 0  # the units the compile cache counted for it when last taken (see _compile)
 
     def reason(self, pattern: int) -> StopReason:
         """The StopReason for pattern number ``pattern`` (hidden ones come first)."""
         return StopReason("string", self.automaton.patterns[pattern], pattern >= self._hidden_count)
+
+    @property
+    def units(self) -> int:
+        """What the compile cache charges: patterns, trie nodes, transitions, push outcomes (each a few hundred bytes)."""
+        automaton = self.automaton
+        return len(automaton.patterns) + automaton.node_count + automaton.remembered + len(self.memo)
 
     @property
     def entries(self) -> int:
@@ -275,40 +282,53 @@ class _StopTables:
 
 
 # Compiled stop sets, kept for the next request with the same stops (a server sends the same
-# stops request after request). Bounded by count and by total pattern length, so a huge stop
-# set is not kept once its decoders are gone; while some decoder uses it, the weak table
-# still shares it.
-CACHE_SETS = 256
-CACHE_CHARS = 100_000
+# stops request after request, or cycles through a few dozen sets). Bounded by count and by
+# what the kept sets have remembered (``_StopTables.units``: trie nodes, transitions, push
+# outcomes, a few hundred bytes each), recounted for a set each time a request takes it. A
+# set of more than CACHE_SET_CHARS characters is not kept once its decoders are gone; while
+# some decoder uses a set, the weak table still shares it.
+CACHE_SETS = 1024
+CACHE_UNITS = 1_000_000  # a few hundred MB at the very most
+CACHE_SET_CHARS = 25_000
 _CACHE: "OrderedDict[tuple, _StopTables]" = OrderedDict()
 _LIVE: "weakref.WeakValueDictionary[tuple, _StopTables]" = weakref.WeakValueDictionary()
-_cache_chars = 0
+_cache_units = 0  # the sum of the kept sets' charges
+
+
+def _charge(tables: _StopTables) -> None:
+    """Bring the cache's count up to date with what ``tables`` remembers now."""
+    global _cache_units
+    units = tables.units
+    _cache_units += units - tables.charged
+    tables.charged = units
 
 
 def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
-    """The tables for one stop set, built once and shared (see ``CACHE_SETS``, ``CACHE_CHARS``).
+    """The tables for one stop set, built once and shared (see ``CACHE_SETS``, ``CACHE_UNITS``).
 
     Example:
         >>> from labkit.streaming.stop import _compile
         >>> _compile(("\\n\\n",), ()).automaton
         <AhoCorasick patterns=1 nodes=2>
     """
-    global _cache_chars
+    global _cache_units
     key = (hidden, visible)
     tables = _CACHE.get(key)
     if tables is not None:
         _CACHE.move_to_end(key)
-        return tables
-    tables = _LIVE.get(key)
-    if tables is None:
-        check_patterns(hidden + visible, "stop strings")  # the size cap, before anything is built
-        tables = _LIVE[key] = _StopTables(hidden, visible)
-    if tables.size <= CACHE_CHARS // 4:  # a set larger than that is shared only while in use
+    else:
+        tables = _LIVE.get(key)
+        if tables is None:
+            check_patterns(hidden + visible, "stop strings")  # the size cap, before anything is built
+            tables = _LIVE[key] = _StopTables(hidden, visible)
+        if tables.size > CACHE_SET_CHARS:
+            return tables
         _CACHE[key] = tables
-        _cache_chars += tables.size
-        while len(_CACHE) > CACHE_SETS or _cache_chars > CACHE_CHARS:
-            _, old = _CACHE.popitem(last=False)
-            _cache_chars -= old.size
+    _charge(tables)  # what the last request with these stops added
+    while len(_CACHE) > 1 and (len(_CACHE) > CACHE_SETS or _cache_units > CACHE_UNITS):
+        _, old = _CACHE.popitem(last=False)  # the least recently used set goes first
+        _cache_units -= old.charged
+        old.charged = 0
     return tables
 
 
