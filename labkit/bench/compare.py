@@ -7,7 +7,11 @@ one thread. "vs wrapper" is the wrapper's seconds over the row's, "vs direct" th
 seconds over the row's (above 1: the row is faster).
 Introduced in notebook ``12_performance``.
 
-Example: ``interleaved({"a": lambda: sum(range(1000))}, repeat=3)`` -> ``{'a': 2.1e-05}``
+Example (timings vary, so only the names and exactness are shown):
+    >>> from labkit.bench.compare import TOKENIZERS, measure
+    >>> row = measure("minilm", "tiny", "Hello world", [TOKENIZERS], 1)[1]
+    >>> row["engine"], sorted(key for key in row if key.startswith("vs"))
+    ('labkit warm encode', ['vs direct', 'vs wrapper'])
 """
 from __future__ import annotations
 
@@ -26,7 +30,10 @@ from labkit.core import LabkitError
 def interleaved(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
     """Median CPU seconds of each call, the calls taking turns round by round.
 
-    Example: ``interleaved({"x": lambda: None}, 1)["x"] >= 0`` -> ``True``
+    Example:
+        >>> seconds = interleaved({"sum": lambda: sum(range(1000)), "none": lambda: None}, repeat=3)
+        >>> sorted(seconds), all(value >= 0 for value in seconds.values())
+        (['none', 'sum'], True)
     """
     times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeat):
@@ -42,7 +49,11 @@ def interleaved(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str
 class Reference:
     """A reference engine: its factory name, label, and how to call its library directly.
 
-    Example: ``Reference("tiktoken", "tiktoken", lambda b, t: b.encode(t, allowed_special="all"), lambda b, ids: b.decode(ids))``
+    Example:
+        >>> import labkit
+        >>> backend = labkit.load("minilm", engine=TOKENIZERS.engine).backend
+        >>> TOKENIZERS.decode(backend, TOKENIZERS.encode(backend, "hello world"))
+        'hello world'
     """
 
     engine: str
@@ -65,7 +76,10 @@ def measure(name: str, text_name: str, text: str, references: list[Reference], r
     """Rows for one vocab and text: labkit cold/warm encode and decode, then each reference
     through labkit's wrapper and called directly; ratios against the first reference.
 
-    Example: ``measure("gpt2", "botchan", text, [TIKTOKEN], 3)[0]["engine"]`` -> ``'labkit cold encode'``
+    Example:
+        >>> rows = measure("minilm", "tiny", "Hello world", [TOKENIZERS], 1)
+        >>> [row["engine"] for row in rows][:3], rows[3]["exact"]
+        (['labkit cold encode', 'labkit warm encode', 'labkit decode'], True)
     """
     tok = labkit.load(name, engine="labkit")
     ids = tok.encode(text).ids
@@ -113,7 +127,13 @@ def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference
     """``main`` of a comparison suite: ``--mb``, ``--repeat``, ``--vocab``, ``--text``; prints
     one table per vocab; exit status 1 if a reference's ids differ from labkit's.
 
-    Example: ``suite_main(["--mb", "0.05", "--repeat", "1"], suite="bpe", doc=__doc__, vocabs=["gpt2"], references=[TIKTOKEN])``
+    Example (the tables, with their timings, are not shown):
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()):
+        ...     status = suite_main(["--mb", "0.002", "--repeat", "1", "--text", "botchan"], suite="wordpiece",
+        ...                         doc="wordpiece", vocabs=["minilm"], references=[TOKENIZERS])
+        >>> status
+        0
     """
     import argparse
     import os
@@ -125,15 +145,15 @@ def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference
     parser.add_argument("--text", action="append", choices=list(TEXTS), help="text(s) to run (default: all)")
     args = parser.parse_args(argv or [])
     single_thread()
-    texts = bench_texts(args.mb)
+    texts = bench_texts(args.mb, args.text or TEXTS)
     print(f"CPU time, median of {args.repeat} interleaved rounds, single thread; load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print("texts: " + ", ".join(f"{k} {len(v.encode()) / 1e6:.2f} MB" for k, v in texts.items() if k in (args.text or TEXTS)))
+    print("texts: " + ", ".join(f"{k} {len(v.encode()) / 1e6:.2f} MB" for k, v in texts.items()))
     status = 0
     for name in args.vocab or vocabs:
         rows = []
-        for text_name in args.text or TEXTS:
-            rows.extend(measure(name, text_name, texts[text_name], references, args.repeat))
+        for text_name, text in texts.items():
+            rows.extend(measure(name, text_name, text, references, args.repeat))
         print(table(rows, COLUMNS), flush=True)
         status |= any(row.get("exact") is False for row in rows)
     return int(status)

@@ -3,7 +3,12 @@ and the skeleton of the throughput suites (bpe, spm, wordpiece, unigram): labkit
 and warm, the references timed in the same run with an untimed exactness check, ratio
 columns, and one ``main``.
 
-Example: ``median_seconds(lambda: tok.encode(text), repeat=5)``
+Example (timings vary, so only their kind is shown):
+    >>> import labkit
+    >>> from labkit.bench.harness import median_seconds
+    >>> tok = labkit.load("gpt2", engine="labkit")
+    >>> median_seconds(lambda: tok.encode("Hello world"), repeat=3) > 0
+    True
 """
 from __future__ import annotations
 
@@ -68,7 +73,12 @@ def _fmt(value) -> str:
 
 
 def workload_megabytes(work: Workload) -> float:
-    """Size of a workload in MB of UTF-8. Example: ``workload_megabytes("ab")`` -> ``2e-06``"""
+    """Size of a workload in MB of UTF-8.
+
+    Example:
+        >>> workload_megabytes("ab"), workload_megabytes(["é", "a"])
+        (2e-06, 3e-06)
+    """
     if isinstance(work, str):
         return len(work.encode("utf-8")) / 1e6
     return sum(len(text.encode("utf-8")) for text in work) / 1e6
@@ -77,7 +87,9 @@ def workload_megabytes(work: Workload) -> float:
 def over(fn: Callable[[str], object], work: Workload) -> Callable[[], object]:
     """A no-argument call running ``fn`` on the workload: the text, or each line in turn.
 
-    Example: ``over(tok.encode_ordinary, ["a", "b"])()`` -> ``[[...], [...]]``
+    Example:
+        >>> over(str.upper, "ab")(), over(str.upper, ["a", "b"])()
+        ('AB', ['A', 'B'])
     """
     if isinstance(work, str):
         return lambda: fn(work)
@@ -87,7 +99,10 @@ def over(fn: Callable[[str], object], work: Workload) -> Callable[[], object]:
 def ordinary_ids(tok, work: Workload) -> list:
     """labkit's ids for the workload (``encode_ordinary``): one list, or one list per line.
 
-    Example: ``ordinary_ids(tok, ["a b", "c"])`` -> ``[[...], [...]]``
+    Example:
+        >>> import labkit
+        >>> ordinary_ids(labkit.load("gpt2", engine="labkit"), ["a b", "c"])
+        [[64, 275], [66]]
     """
     return over(tok.encode_ordinary, work)()
 
@@ -97,8 +112,13 @@ def labkit_rows(tok, work: Workload, repeat: int, *, vocab: str, plan=LABKIT_PLA
     cold empties the word cache (``tok.clear_cache()``) before each run, warm runs once
     untimed first. The warm ``encode`` row says (untimed) whether its ids are ``encode_ordinary``'s.
 
-    Example: ``[r["engine"] for r in labkit_rows(tok, text, 1, vocab="gpt2")]`` -> ``['labkit cold encode', ...]``
     Introduced in notebook ``02_bpe_byte_level``.
+
+    Example:
+        >>> import labkit
+        >>> rows = labkit_rows(labkit.load("gpt2", engine="labkit"), "Hello world", 1, vocab="gpt2")
+        >>> [(row["engine"], row.get("exact")) for row in rows]
+        [('labkit cold encode', None), ('labkit warm encode', True), ('labkit warm encode_ordinary', None)]
     """
     rows = []
     for temperature, method in plan:
@@ -123,8 +143,15 @@ def reference_row(vocab: str, engine: str, fn: Callable[[str], object], work: Wo
     """A row timing ``fn`` over the workload; with ``expected`` (labkit's ids: a list, or one
     list per line) an ``exact`` flag, from an untimed run whose outputs ``ids`` turns into id lists.
 
-    Example: ``reference_row("gpt2", "tokenizers encode", hf.encode, text, 3, expected=ids, ids=lambda e: e.ids)``
     Introduced in notebook ``02_bpe_byte_level``.
+
+    Example:
+        >>> import labkit
+        >>> hf = labkit.load("gpt2", engine="hf").backend
+        >>> expected = ordinary_ids(labkit.load("gpt2", engine="labkit"), "Hello world")
+        >>> row = reference_row("gpt2", "tokenizers encode", hf.encode, "Hello world", 1, expected=expected, ids=lambda e: e.ids)
+        >>> row["engine"], row["exact"]
+        ('tokenizers encode', True)
     """
     row = dict(vocab=vocab, engine=engine, seconds=median_seconds(over(fn, work), repeat))
     if expected is not None:
@@ -136,7 +163,10 @@ def reference_row(vocab: str, engine: str, fn: Callable[[str], object], work: Wo
 def seconds_of(rows: list[dict], engine: str) -> float | None:
     """The timed seconds of the row for ``engine``, None if there is none.
 
-    Example: ``seconds_of(rows, "tokenizers encode")`` -> ``0.52``
+    Example:
+        >>> rows = [dict(engine="tokenizers encode", seconds=0.52), dict(engine="labkit warm encode")]
+        >>> seconds_of(rows, "tokenizers encode"), seconds_of(rows, "labkit warm encode")
+        (0.52, None)
     """
     return next((r["seconds"] for r in rows if r["engine"] == engine and "seconds" in r), None)
 
@@ -144,7 +174,10 @@ def seconds_of(rows: list[dict], engine: str) -> float | None:
 def add_rates(rows: list[dict], megabytes: float, ratios: dict[str, str]) -> list[dict]:
     """Add MB/s and, per ``{column: engine}``, the speed relative to that engine's row.
 
-    Example: ``add_rates(rows, 1.0, {"x tokenizers": "tokenizers encode"})``
+    Example (the labkit row takes half the time, so it is 2x):
+        >>> rows = [dict(engine="tokenizers encode", seconds=2.0), dict(engine="labkit warm encode", seconds=1.0)]
+        >>> [row["x tokenizers"] for row in add_rates(rows, 1.0, {"x tokenizers": "tokenizers encode"})]
+        [1.0, 2.0]
     """
     bases = {column: seconds_of(rows, engine) for column, engine in ratios.items()}
     for row in rows:
@@ -174,7 +207,14 @@ def throughput_main(argv: list[str] | None, *, suite: str, doc: str, vocabs: Seq
     """The ``main`` of a throughput suite: ``--mb``, ``--repeat``, ``--vocab``; one thread; the
     table of ``measure(name, work, repeat)`` rows; exit status 1 if a row is not exact.
 
-    Example: ``throughput_main(["--mb", "0.1"], suite="spm", doc=__doc__, vocabs=VOCABS, measure=measure, columns=[...])``
+    Example (a 2 KB run of the spm suite; the table, with its timings, is not shown):
+        >>> import contextlib, io
+        >>> from labkit.bench.spm import COLUMNS, VOCABS, measure
+        >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+        ...     status = throughput_main(["--mb", "0.002", "--repeat", "1", "--vocab", "botchan-bpe"],
+        ...                              suite="spm", doc="spm", vocabs=VOCABS, measure=measure, columns=COLUMNS)
+        >>> status, printed.getvalue().splitlines()[1].split()
+        (0, ['vocab', 'engine', 'MB/s', 'x', 'sentencepiece', 'exact'])
     """
     parser = argparse.ArgumentParser(prog=f"python -m labkit.bench {suite}", description=doc.split("\n")[0])
     parser.add_argument("--mb", type=float, default=1.0, help="workload size in MB (botchan repeated)")

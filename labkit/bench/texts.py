@@ -88,12 +88,13 @@ def chinese_text(megabytes: float, seed: int = SEED) -> str:
     return "".join(out)
 
 
-def bench_texts(megabytes: float) -> dict[str, str]:
-    """The three texts, each about ``megabytes`` MB.
+def bench_texts(megabytes: float, names=TEXTS) -> dict[str, str]:
+    """The three texts (or those in ``names``), each about ``megabytes`` MB.
 
     Example:
         >>> from labkit.bench.texts import bench_texts
         >>> {k: len(v) > 0 for k, v in bench_texts(0.01).items()}
         {'botchan': True, 'mixed': True, 'chinese': True}
     """
-    return {"botchan": corpus(megabytes), "mixed": mixed_text(megabytes), "chinese": chinese_text(megabytes)}
+    makers = {"botchan": corpus, "mixed": mixed_text, "chinese": chinese_text}
+    return {name: makers[name](megabytes) for name in names}

@@ -23,14 +23,11 @@ From a shell: ``python -m labkit.bench unigram --mb 0.3 --repeat 5``
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import os
-import statistics
-import time
-from typing import Callable
 
 from labkit.algorithms.unigram import split_words
+from labkit.bench.compare import interleaved
 from labkit.bench.harness import (
     add_rates,
     corpus_lines,
@@ -102,31 +99,20 @@ TEXT_COLUMNS = ["text", "mode", "chars", "labkit warm ms", "labkit cold ms", "la
                 "sp wrapper ms", "hf ms", "x sp", "x sp cold", "x sp wrapper", "x hf", "diff sp", "diff hf"]
 
 
-def interleaved_cpu_seconds(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median CPU seconds of each call, the calls run in turn in every round (A/B interleaved).
-
-    Example: ``interleaved_cpu_seconds({"a": f, "b": g}, repeat=5)`` -> ``{"a": 0.012, "b": 0.003}``
-    """
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(repeat):
-        for name, call in calls.items():
-            gc.collect()
-            started = time.process_time()
-            call()
-            times[name].append(time.process_time() - started)
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
 def _differing(got: list, expected: list) -> int:
     """How many positions differ (a length difference counts as that many)."""
     return sum(a != b for a, b in zip(got, expected)) + abs(len(got) - len(expected))
 
 
-def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repeat: int = 5) -> list[dict]:
+def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repeat: int = 5,
+                  texts: dict[str, str] | None = None) -> list[dict]:
     """One row per (text, whole/lines): CPU milliseconds, ratios and differing ids (see the
-    module docstring).
+    module docstring). ``texts`` ({name: text}) defaults to the three bench texts of ``max_chars``.
 
-    Example: ``measure_texts(max_chars=20_000, repeat=1)[0]["diff sp"]`` -> ``0``
+    Example (two lines of text; no id differs from either reference):
+        >>> rows = measure_texts(repeat=1, texts={"two lines": "Hello world.\\nIt was a fine day."})
+        >>> [row["mode"] for row in rows], [row["diff sp"] + row["diff hf"] for row in rows]
+        (['whole', 'lines'], [0, 0])
     """
     import labkit
     from labkit.algorithms.unigram import UnigramModel
@@ -140,7 +126,7 @@ def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repea
     vocab = tok.vocab
     double = WordCache(UnigramModel(vocab.tokens, vocab.scores, vocab.token_types, sentencepiece=False))
     rows = []
-    for text_name, text in bench_texts(max_chars / 1e6).items():
+    for text_name, text in (texts if texts is not None else bench_texts(max_chars / 1e6)).items():
         for mode in ("whole", "lines"):
             work: list[str] = [text] if mode == "whole" else [line for line in text.split("\n") if line.strip()]
 
@@ -160,7 +146,7 @@ def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repea
             expected = calls["sp"]()
             hf_ids = [e.ids for e in calls["hf"]()]
             double_ids = [double.ids(split_words(tok.normalize(t))) for t in work]
-            seconds = interleaved_cpu_seconds(calls, repeat)
+            seconds = interleaved(calls, repeat)
             row = {"text": text_name, "mode": mode, "chars": len(text)}
             for engine, value in seconds.items():
                 row[f"{engine} ms"] = value * 1000
@@ -177,31 +163,38 @@ def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repea
 def load_seconds(name: str = "botchan-unigram", repeat: int = 5) -> dict[str, float]:
     """Median CPU seconds of ``labkit.load(name)`` per engine (after one untimed load each).
 
-    Example: ``load_seconds()["labkit"]`` -> ``0.04``
+    Example:
+        >>> sorted(load_seconds(repeat=1))
+        ['hf', 'labkit', 'sentencepiece']
     """
     import labkit
 
     calls = {engine: (lambda engine=engine: labkit.load(name, engine=engine)) for engine in ("labkit", "sentencepiece", "hf")}
     for call in calls.values():
         call()
-    return interleaved_cpu_seconds(calls, repeat)
+    return interleaved(calls, repeat)
 
 
-def length_slope(name: str = "botchan-unigram", max_chars: int = 300_000, repeat: int = 3) -> tuple[float, list]:
+def length_slope(name: str = "botchan-unigram", max_chars: int = 300_000, repeat: int = 3,
+                 text: str | None = None) -> tuple[float, list]:
     """(log-log slope, [(chars, warm seconds)]) of labkit's warm ids time on growing prefixes
-    of the mixed text (1.0 means linear).
+    of ``text``, by default the mixed text of ``max_chars`` (1.0 means linear).
 
-    Example: ``length_slope(max_chars=40_000, repeat=1)[0]`` -> about ``1.0``
+    Example (the slope on so little text says nothing; the prefixes are 1/8, 1/4, 1/2 and all of it):
+        >>> slope, points = length_slope(repeat=1, text="It was a fine day. " * 40)
+        >>> [chars for chars, _ in points]
+        [95, 190, 380, 760]
     """
     import labkit
     from labkit.bench.texts import mixed_text
 
     tok = labkit.load(name, engine="labkit")
-    text = mixed_text(max_chars / 1e6)
+    if text is None:
+        text = mixed_text(max_chars / 1e6)
     prefixes = [text[: len(text) * k // 8] for k in (1, 2, 4, 8)]
     for prefix in prefixes:
         tok.encode_ordinary(prefix)
-    seconds = interleaved_cpu_seconds({len(p): (lambda p=p: tok.encode_ordinary(p)) for p in prefixes}, repeat)
+    seconds = interleaved({len(p): (lambda p=p: tok.encode_ordinary(p)) for p in prefixes}, repeat)
     points = sorted(seconds.items())
     xs = [math.log(n) for n, _ in points]
     ys = [math.log(max(t, 1e-9)) for _, t in points]
