@@ -20,11 +20,14 @@ test test-browser check: export HF_ENDPOINT := http://127.0.0.1:9
 
 install: $(STAMP)
 
+# setuptools' note on editable installs (a folder named like the package may shadow it) is about
+# this very layout, where the folder is the package: that note is silenced, pip's own output is not
 $(STAMP): pyproject.toml
 	@echo "labkit: installing into $(VENV) (the first time takes about two minutes) ..."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --progress-bar on -e '.[test]' | grep -E '^(Collecting|Successfully)' || true
+	PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" \
+	  $(PY) -m pip install --progress-bar on -e '.[test]' | grep -E '^(Collecting|Successfully)' || true
 	$(PY) -c "import labkit, tokenizers, jupyterlab" # fails loudly if the install did not complete
 	$(PY) tools/lab_settings.py
 	touch $(STAMP)

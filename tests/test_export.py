@@ -15,6 +15,7 @@ from labkit.conformance.corpus import mixed_corpus
 from labkit.engines.hf_export import export_tokenizer_json
 from labkit.paths import BUNDLED
 from labkit.vectors import VECTOR_NAMES, load_vectors
+from support.engines import loaded
 
 
 def _texts(name: str) -> list[str]:
@@ -24,21 +25,38 @@ def _texts(name: str) -> list[str]:
     return texts
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``exported(name)``: (the session's tokenizer, the folder it was exported to), once per name.
+
+    Exporting and loading a 150k vocabulary takes seconds; both tests below read the same export.
+    The folder is two levels below a fresh directory, so the export must create it.
+    """
+    folders = {}
+
+    def export(name):
+        if name not in folders:
+            tok = loaded(name)
+            folder = tmp_path_factory.mktemp(name) / "not" / "yet" / "there"
+            path = export_tokenizer_json(tok, folder)
+            assert path == folder / "tokenizer.json"
+            folders[name] = folder
+        return loaded(name), folders[name]
+
+    return export
+
+
 @pytest.mark.parametrize("name", sorted(BUNDLED))
-def test_exported_file_gives_the_same_ids(name, tmp_path):
-    tok = labkit.load(name)
-    path = export_tokenizer_json(tok, tmp_path)
-    assert path == tmp_path / "tokenizer.json"
-    exported = tokenizers.Tokenizer.from_file(str(path))
+def test_exported_file_gives_the_same_ids(name, exported):
+    tok, folder = exported(name)
+    exported_file = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     for text in _texts(name):
-        assert exported.encode(text, add_special_tokens=False).ids == tok.encode(text).ids, (name, text)
+        assert exported_file.encode(text, add_special_tokens=False).ids == tok.encode(text).ids, (name, text)
 
 
 @pytest.mark.parametrize("name", sorted(BUNDLED))
-def test_reload_with_the_default_engine_is_identical(name, tmp_path):
-    tok = labkit.load(name)
-    folder = tmp_path / "not" / "yet" / "there"
-    export_tokenizer_json(tok, folder)
+def test_reload_with_the_default_engine_is_identical(name, exported):
+    tok, folder = exported(name)
     assert folder.is_dir()
     again = labkit.load(folder)
     assert again.engine == tok.engine

@@ -35,7 +35,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     Example:
         >>> from labkit.bench.bpe import measure
         >>> from labkit.bench.harness import corpus
-        >>> measure("gpt2", corpus(0.2), repeat=1)[0]["engine"]
+        >>> measure("gpt2", corpus(0.01), repeat=1)[0]["engine"]
         'labkit cold encode'
     """
     import labkit

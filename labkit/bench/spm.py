@@ -25,7 +25,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     Example:
         >>> from labkit.bench.spm import measure
         >>> from labkit.bench.harness import corpus
-        >>> measure("llama-spm", corpus(0.1), repeat=1)[0]["engine"]
+        >>> measure("llama-spm", corpus(0.01), repeat=1)[0]["engine"]
         'labkit cold encode'
     """
     import labkit

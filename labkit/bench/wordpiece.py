@@ -24,7 +24,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     Example:
         >>> from labkit.bench.wordpiece import measure
         >>> from labkit.bench.harness import corpus
-        >>> measure("bert-bge", corpus(0.1), repeat=1)[0]["engine"]
+        >>> measure("bert-bge", corpus(0.01), repeat=1)[0]["engine"]
         'labkit cold encode'
     """
     import labkit
