@@ -129,7 +129,13 @@ def measure(tok, ids: list[int], counts=(1, 10, 100), *, repeat: int = 5, text: 
     Rows: ``variant``, ``stops``, ``us_per_token``, ``overhead_us`` (per token, over the plain
     stream) and ``ratio`` (to the plain stream, per round, then the median). "its matcher alone" rows time the
     jail on the pre-decoded chunks: the overhead itself, less exposed to noise.
-    Example: ``measure(labkit.load("gpt2"), ids, (1, 10, 100))``
+
+    Example (timings vary, so only the rows are shown):
+        >>> import labkit
+        >>> tok = labkit.load("gpt2", engine="labkit")
+        >>> rows = measure(tok, tok.encode("It was a fine day. The school was quiet. " * 5).ids, (1,), repeat=1)
+        >>> [(row["variant"], row["stops"]) for row in rows]
+        [('DecodeStream (plain)', 0), ('StopSequenceDecoder (jail)', 1), ('  its matcher alone', 1), ('fixed hold-back + find', 1)]
     """
     text = text if text is not None else tok.decode(ids)
     stream = DecodeStream(tok, skip_special_tokens=True)
@@ -167,7 +173,10 @@ def fresh_stops(stops: list[str], tag: str) -> list[str]:
 def measure_compile(counts, text: str, *, repeat: int = 5) -> list[dict]:
     """Milliseconds (CPU) to compile a never-seen stop set of each size: median of ``repeat``.
 
-    Example: ``measure_compile((1, 1000), corpus(0.3))`` -> ``[{'stops': 1, 'compile_ms': ...}, ...]``
+    Example:
+        >>> rows = measure_compile((1, 10), "It was a fine day. The school was quiet. " * 5, repeat=1)
+        >>> [(row["stops"], row["compile_ms"] > 0) for row in rows]
+        [(1, True), (10, True)]
     """
     from labkit.streaming.stop import _compile
 
@@ -188,7 +197,12 @@ def measure_first_request(tok, ids: list[int], counts, *, repeat: int = 5, text:
     Per round and stop count: the first request with a fresh stop set (compiled during the
     request) and the same request again (warm: compiled, remembered pushes); the ratio is
     taken per round, then the median. Rows: ``stops``, ``first_ms``, ``warm_ms``, ``first_over_warm``.
-    Example: ``measure_first_request(tok, ids[:500], (1, 1000))``
+
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("gpt2", engine="labkit")
+        >>> [sorted(row) for row in measure_first_request(tok, tok.encode("It was a fine day. The school was quiet. " * 5).ids, (1,), repeat=1)]
+        [['first_ms', 'first_over_warm', 'stops', 'warm_ms']]
     """
     text = text if text is not None else tok.decode(ids)
     base = stop_strings(max(counts), text)
@@ -214,7 +228,13 @@ def measure_rotation(tok, ids: list[int], rotations, *, stops: int = 10, repeat:
     first set alone (interleaved, same load). A rotation wider than the compile cache
     (``CACHE_SETS`` sets, ``CACHE_UNITS`` remembered items) compiles every set again each time round.
     Rows: ``stops``, ``sets``, ``rotation_ms`` and ``one_set_ms`` per request, ``rotation_over_one``.
-    Example: ``measure_rotation(tok, ids[:500], (1, 65))``
+
+    Example:
+        >>> import labkit
+        >>> tok = labkit.load("gpt2", engine="labkit")
+        >>> rows = measure_rotation(tok, tok.encode("It was a fine day. The school was quiet. " * 5).ids, (1, 3), repeat=1)
+        >>> [(row["stops"], row["sets"]) for row in rows]
+        [(10, 1), (10, 3)]
     """
     text = text if text is not None else tok.decode(ids)
     base = stop_strings(stops, text)

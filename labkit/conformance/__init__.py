@@ -12,7 +12,15 @@ compares ids, tokens, offsets and decode with the reference on a mixed corpus
 the component named) or differs (a silent difference: always a bug).
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``run_matrix(all_cases(["hf"]), workdir).summary()["differs"]`` -> ``0``
+Example (one configuration, one string, three engines: the full matrix is the tests' job):
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from labkit.conformance.cases import all_cases
+    >>> from labkit.conformance.runner import run_matrix
+    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-whitespace")
+    >>> summary = run_matrix([case], Path(tempfile.mkdtemp()), texts=["Hello world"]).summary()
+    >>> summary["cells"], summary["exact"], summary["differs"]
+    (3, 3, 0)
 """
 from __future__ import annotations
 

@@ -28,7 +28,13 @@ PROVIDER_PREFIXES = ("hf_", "spm_", "gguf_")
 class Reference(Protocol):
     """The reference library called directly on the configuration's file.
 
-    Example: ``ref.encode("Hello", add_special_tokens=False)`` -> ``([12, 40], ['▁He', 'llo'], [(0, 2), (2, 5)])``
+    Example (a WordLevel vocabulary without "Hello" or "world": two unknowns):
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-whitespace")
+        >>> reference = case.reference(case.build(Path(tempfile.mkdtemp())))
+        >>> reference.encode("Hello world", False)
+        ([0, 0], ['<unk>', '<unk>'], [(0, 5), (6, 11)])
     """
 
     def encode(self, text: str, add_special_tokens: bool) -> tuple[list[int], list[str], list[tuple[int, int]]]:
@@ -49,7 +55,10 @@ class ConfigCase:
     ``texts`` are further strings only this configuration needs.
     ``compare_offsets`` is False only where the reference itself has no offsets.
 
-    Example: ``ConfigCase("hf/wl", "hf", (("model", "WordLevel"),), build, reference)``
+    Example:
+        >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-whitespace")
+        >>> case.family, case.components[:3]
+        ('hf', (('model', 'WordLevel'), ('normalizer', 'none'), ('pre_tokenizer', 'Whitespace')))
     """
 
     name: str
@@ -70,7 +79,10 @@ _PROVIDERS: dict[str, list[Callable[[], list[ConfigCase]]]] = {}
 def register(family: str):
     """Decorator: register a provider of ConfigCases for ``family`` ("hf", "spm", "gguf").
 
-    Example: ``@register("spm")\\ndef spm_cases(): return [...]``
+    Example (a provider module registers its family; here the one already registered):
+        >>> from labkit.conformance import spm_matrix
+        >>> "spm" in families(), spm_matrix.spm_cases in _PROVIDERS["spm"]
+        (True, True)
     """
 
     def wrap(provider: Callable[[], list[ConfigCase]]):
@@ -90,7 +102,12 @@ def _import_providers() -> None:
 
 
 def families() -> list[str]:
-    """The families some provider registered. Example: ``families()`` -> ``['hf', 'spm', 'gguf']``"""
+    """The families some provider registered.
+
+    Example:
+        >>> sorted(families())
+        ['gguf', 'hf', 'spm']
+    """
     _import_providers()
     return list(_PROVIDERS)
 

@@ -125,7 +125,12 @@ def trained_byte_level_bpe(vocab_size: int = 600) -> tuple[tuple[str, ...], tupl
 def write_pre_gguf(pre: str, path: Path) -> Path:
     """Write the trained vocabulary as a vocab-only GGUF with ``tokenizer.ggml.pre = pre``.
 
-    Example: ``write_pre_gguf("qwen2", tmp_path / "q.gguf").stat().st_size > 0`` -> ``True``
+    Example:
+        >>> import tempfile
+        >>> from labkit.formats.gguf import read_gguf_kv
+        >>> path = write_pre_gguf("qwen2", Path(tempfile.mkdtemp()) / "qwen2.gguf")
+        >>> read_gguf_kv(path)["tokenizer.ggml.pre"]
+        'qwen2'
     """
     import gguf
 

@@ -61,14 +61,21 @@ def metaspace(scheme: str = "always", split_words: bool = True) -> dict:
 
 
 def byte_level(add_prefix_space: bool = False, use_regex: bool = True, trim_offsets: bool = False) -> dict:
-    """ByteLevel (pre-tokenizer, decoder or post-processor). Example: ``byte_level(use_regex=False)``"""
+    """ByteLevel (pre-tokenizer, decoder or post-processor).
+
+    Example:
+        >>> byte_level(use_regex=False)
+        {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': False, 'use_regex': False}
+    """
     return node("ByteLevel", add_prefix_space=add_prefix_space, trim_offsets=trim_offsets, use_regex=use_regex)
 
 
 def template(single: str, pair: str, specials: dict[str, int]) -> dict:
     """A TemplateProcessing post-processor from tokenizers' template strings.
 
-    Example: ``template("<s> $A </s>", "<s> $A </s> $B </s>", {"<s>": 1, "</s>": 2})``
+    Example:
+        >>> template("<s> $A </s>", "<s> $A </s> $B </s>", {"<s>": 1, "</s>": 2})["single"]
+        [{'SpecialToken': {'id': '<s>', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}, {'SpecialToken': {'id': '</s>', 'type_id': 0}}]
     """
 
     def pieces(spec: str) -> list[dict]:
@@ -173,7 +180,10 @@ def build_json(base: str, *, normalizer=None, pre_tokenizer=None, decoder=None, 
                model: dict | None = None, added_tokens: list[dict] = ()) -> str:
     """One configuration's tokenizer.json text: a base vocabulary with these components.
 
-    Example: ``build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit"))``
+    Example:
+        >>> doc = json.loads(build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")))
+        >>> doc["model"]["type"], doc["pre_tokenizer"], doc["normalizer"]
+        ('WordLevel', {'type': 'WhitespaceSplit'}, None)
     """
     doc = json.loads(base_vocabulary(base))
     doc["model"].update(model or {})
@@ -208,7 +218,13 @@ class HFReference:
     normalised text); labkit names both by their spelling, so every engine names an id the
     same way. Ids, offsets and decode are compared as the library gives them.
 
-    Example: ``HFReference(path).encode("Hello", add_special_tokens=False)[0]``
+    Example (WordLevel knows neither word):
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+        >>> _ = path.write_text(build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")), encoding="utf-8")
+        >>> HFReference(path).encode("Hello world", add_special_tokens=False)[1]
+        ['<unk>', '<unk>']
     """
 
     def __init__(self, path: Path):

@@ -7,7 +7,14 @@ corpus is compared: ids, tokens and offsets with and without ``add_special_token
 the cell *differs*: a silent difference, which the tests never allow.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``run_matrix(all_cases(["hf"]), Path("/tmp/m")).summary()``
+Example (labkit refuses the UnicodeScripts pre-tokenizer; engine=None falls back to tokenizers):
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from labkit.conformance.cases import all_cases
+    >>> from labkit.conformance.runner import run_case
+    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-unicode-scripts")
+    >>> [(cell.engine, cell.status, cell.served_by) for cell in run_case(case, Path(tempfile.mkdtemp()), texts=["Hi"])]
+    [('labkit', 'refused', ''), ('hf', 'exact', 'hf'), ('default', 'exact', 'hf')]
 """
 from __future__ import annotations
 
@@ -52,7 +59,12 @@ class Cell:
 class MatrixResult:
     """Every cell of a run, with the views the notebook and the tests need.
 
-    Example: ``result.summary()`` -> ``{'configurations': 70, 'cells': 210, 'exact': ..., ...}``
+    Example:
+        >>> result = MatrixResult([Cell("hf/a", "labkit", "exact"), Cell("hf/a", "hf", "exact"), Cell("hf/b", "labkit", "refused")])
+        >>> {key: value for key, value in result.summary().items() if key in ("configurations", "exact", "refused")}
+        {'configurations': 2, 'exact': 2, 'refused': 1}
+        >>> result.differences()
+        []
     """
 
     cells: list[Cell] = field(default_factory=list)
@@ -138,7 +150,12 @@ def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_E
     """Build one configuration under ``workdir`` and compare every engine with the reference
     (on ``texts``, else the mixed corpus with ``botchan`` lines of the novel).
 
-    Example: ``[c.status for c in run_case(case, Path("/tmp/m"))]`` -> ``['refused', 'exact', 'exact']``
+    Example (one string, two engines):
+        >>> import tempfile
+        >>> from labkit.conformance.cases import all_cases
+        >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-whitespace")
+        >>> [cell.status for cell in run_case(case, Path(tempfile.mkdtemp()), engines=("labkit", "hf"), texts=["a b"])]
+        ['exact', 'exact']
     """
     folder = Path(workdir) / _folder_name(case.name)
     folder.mkdir(parents=True, exist_ok=True)
@@ -171,7 +188,13 @@ def run_matrix(cases: Sequence[ConfigCase], workdir: Path, engines: Sequence[str
                texts: Sequence[str] | None = None, *, botchan: int = 40) -> MatrixResult:
     """Every configuration x every engine (see :func:`run_case`).
 
-    Example: ``run_matrix(all_cases(["hf"]), Path("/tmp/m")).summary()["differs"]`` -> ``0``
+    Example:
+        >>> import tempfile
+        >>> from labkit.conformance.cases import all_cases
+        >>> cases = [c for c in all_cases(["hf"]) if c.name.startswith("hf/wordlevel-w")]
+        >>> result = run_matrix(cases, Path(tempfile.mkdtemp()), engines=("labkit",), texts=["a b"])
+        >>> [cell.case for cell in result.cells], result.differences()
+        (['hf/wordlevel-whitespace', 'hf/wordlevel-whitespacesplit-lowercase'], [])
     """
     started = time.perf_counter()
     result = MatrixResult(engines=tuple(engines))

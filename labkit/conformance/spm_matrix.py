@@ -62,7 +62,10 @@ SPM_CONFIGS: dict[str, dict] = {
 def train_model(name: str, folder: Path) -> Path:
     """Train configuration ``name`` on botchan into ``folder/name.model``.
 
-    Example: ``train_model("bpe", tmp_path).suffix`` -> ``'.model'``
+    Example:
+        >>> import tempfile
+        >>> train_model("bpe", Path(tempfile.mkdtemp())).name
+        'bpe.model'
     """
     options = {**_BASE, **SPM_CONFIGS[name]}
     if options.get("normalization_rule_tsv") == "<custom>":
@@ -80,7 +83,11 @@ class SentencePieceReference:
     """``sentencepiece`` called directly on a ``.model``, in the runner's terms: a .model
     adds neither BOS nor EOS, never matches control spellings, and its decode drops control ids.
 
-    Example: ``SentencePieceReference(path).encode("x", False)`` -> ``([5, 71], ['▁', 'x'], [(0, 0), (0, 1)])``
+    Example (the dummy-prefix ``▁`` covers no character of the text):
+        >>> import tempfile
+        >>> reference = SentencePieceReference(train_model("bpe", Path(tempfile.mkdtemp())))
+        >>> reference.encode("x", False)[1:]
+        (['▁', 'x'], [(0, 0), (0, 1)])
     """
 
     def __init__(self, path: Path):
