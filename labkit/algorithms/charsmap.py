@@ -372,11 +372,21 @@ class CharsMap:
 
         Example: ``"\u0301" in cmap.second_chars()`` -> ``True`` (e + U+0301 composes to é)
         """
+        shape = self.char_shape()
+        return None if shape is None else shape[1]
+
+    def char_shape(self) -> tuple[frozenset, frozenset] | None:
+        """(every character that is a key by itself, every second character of a key), from
+        the walk :meth:`second_chars` describes; None where that gives None.
+
+        Example: ``"Ａ" in cmap.char_shape()[0]`` -> ``True``
+        """
+        keys: set[str] = set()
         children = self._children_index()
         units = self.units
         budget = [SHAPE_STEPS_PER_UNIT * len(units) + 4096]
 
-        def one_char(base: int, found: dict) -> bool:
+        def one_char(base: int, found: dict, whole_keys: set | None = None) -> bool:
             # every whole character readable from block ``base``: found[char] = block after it
             stack = [(base, b"")]
             while stack:
@@ -397,19 +407,22 @@ class CharsMap:
                         stack.append((after, data))
                         continue
                     try:
-                        found[data.decode("utf-8")] = after
+                        char = data.decode("utf-8")
                     except UnicodeDecodeError:
                         continue
+                    found[char] = after
+                    if whole_keys is not None and unit_has_leaf(unit):
+                        whole_keys.add(char)
             return True
 
         first: dict[str, int] = {}
-        if not one_char(unit_offset(units[0]), first):
+        if not one_char(unit_offset(units[0]), first, keys):
             return None
         second: dict[str, int] = {}
         for block in set(first.values()):
             if block in children and not one_char(block, second):
                 return None
-        return frozenset(second)
+        return frozenset(keys), frozenset(second)
 
     def _children_index(self) -> dict[int, list[tuple[int, int]]]:
         """block base -> [(label, unit index)] for every unit holding a byte label."""
@@ -570,6 +583,10 @@ class SpmNormalizer:
             if not self.needs_lookup(text):
                 # nothing to look up: only the whitespace rules apply (the common case)
                 return self._squeezed(text)
+            joined = self._translated(text)
+            if joined is not None and not (self.treat_whitespace_as_suffix and self.add_dummy_prefix and not joined.strip(" ")):
+                # every replacement spelled one char and held no run of spaces: the plain-text rules apply
+                return self._squeezed(joined)
             chunks = self._chunks(text)
             joined = "".join([piece for piece, _, _, _ in chunks])
             # a suffix space still follows text that normalises to nothing (a lone U+000B): only _finish knows
@@ -728,22 +745,27 @@ class SpmNormalizer:
         self._shape_ready = False
         self._last_text: str | None = None
         self._last_search = None
+        self._one_char_memo: dict[str, str | None] = {}
 
     def _ensure_shape(self) -> None:
         """Find the second chars of longer keys and the hot ASCII chars (once, on first use)."""
         if self._shape_ready:
             return
+        keys: frozenset = frozenset()
+        self._second = frozenset()
         if self.charsmap is not None:
-            second = self.charsmap.second_chars()
-            if second is None:
+            shape = self.charsmap.char_shape()
+            if shape is None:
                 self._bytes_only = True
-                second = frozenset()
-            self._second = second
-        else:
-            self._second = frozenset()
+            else:
+                keys, self._second = shape
         self._shape_ready = True
         ascii_hot = [chr(c) for c in range(128) if self._is_hot(chr(c))]
         self._ascii_hot = re.compile(f"[{_char_class(ascii_hot)}]").search if ascii_hot else None
+        # every hot char below U+10000, lone surrogates, and every char above (decided one by
+        # one): one class of BMP chars and one range keep the regex a bitmap test per char
+        bmp_hot = [ch for ch in keys | self._second | self._user_first if ch <= "\uffff"]
+        self._candidate_search = re.compile(f"[{_char_class(bmp_hot)}\\ud800-\\udfff\\U00010000-\\U0010ffff]").search
 
     def _is_hot(self, ch: str) -> bool:
         """True when a rule can start at ``ch`` or one char before it (memoised)."""
@@ -770,7 +792,13 @@ class SpmNormalizer:
             return True
         if text.isascii():
             return self._ascii_hot is not None and self._ascii_hot(text) is not None
-        return self._hot_search(text) is not None
+        search = self._candidate_search
+        match = search(text)
+        while match is not None:
+            if self._is_hot(match.group()):
+                return True
+            match = search(text, match.end())
+        return False
 
     def _hot_search(self, text: str):
         """A regex search for the hot chars of ``text`` (None when it has none); the last
@@ -791,6 +819,66 @@ class SpmNormalizer:
                 self._class_memo.clear()
             pattern = self._class_memo[hot] = re.compile(f"[{_char_class(hot)}]")
         return pattern.search
+
+    def _one_char_rule(self, ch: str) -> str | None:
+        """What ``ch`` becomes when that does not depend on its neighbours: its replacement
+        when a rule covers exactly it (itself when none starts there), provided it is no
+        key's second char, starts no user-defined symbol and the replacement holds no run of
+        spaces. None otherwise (memoised). A key starting at ``ch`` and going on is excluded
+        by the caller, which walks any char followed by a second char."""
+        memo = self._one_char_memo
+        if ch in memo:
+            return memo[ch]
+        rule = None
+        if ch not in self._user_first and not "\ud800" <= ch <= "\udfff" and ch not in self._second:
+            step = self._normalize_prefix_str(ch, 0)
+            if step is not None and step[1] == 1 and "  " not in step[0]:
+                rule = step[0]
+        memo[ch] = rule
+        return rule
+
+    def _translated(self, text: str) -> str | None:
+        """The chunks' replacements of ``text`` joined (what :meth:`normalize` squeezes): one
+        regex search per candidate char, a memo for chars that map alike everywhere, the trie
+        walk where a longer rule may start. None when a step needs the byte walk or spells a
+        run of spaces (the chunk path handles those).
+
+        Example: ``normalizer._translated("Ａ，b")`` -> ``'A,b'``
+        """
+        self._ensure_shape()
+        if self._bytes_only:
+            return None
+        search = self._candidate_search
+        second = self._second
+        parts: list[str] = []
+        append = parts.append
+        pos = 0
+        n = len(text)
+        while pos < n:
+            match = search(text, pos)
+            if match is None:
+                append(text[pos:])
+                break
+            hot = match.start()
+            follows = text[hot + 1 : hot + 2]
+            if follows not in second:
+                rule = self._one_char_rule(match.group())
+                if rule is not None:
+                    if hot > pos:
+                        append(text[pos:hot])
+                    append(rule)
+                    pos = hot + 1
+                    continue
+            if hot > pos and text[hot] in second:
+                hot -= 1  # a longer key may start on the char before its second char
+            if hot > pos:
+                append(text[pos:hot])
+            step = self._normalize_prefix_str(text, hot)
+            if step is None or "  " in step[0]:
+                return None
+            append(step[0])
+            pos = hot + step[1]
+        return "".join(parts)
 
     def _chunks(self, text: str) -> list[tuple[str, int, int, bool]]:
         """Split ``text`` into (replacement, start, consumed chars, verbatim) chunks; a
