@@ -379,7 +379,12 @@ class CharsMap:
         """(every character that is a key by itself, every second character of a key), from
         the walk :meth:`second_chars` describes; None where that gives None.
 
-        Example: ``"Ａ" in cmap.char_shape()[0]`` -> ``True``
+        Example:
+            >>> import labkit
+            >>> cmap = labkit.load("botchan-unigram", engine="labkit").normalizer.charsmap
+            >>> keys, second = cmap.char_shape()
+            >>> "Ａ" in keys, "\u0301" in second
+            (True, True)
         """
         keys: set[str] = set()
         children = self._children_index()
@@ -843,7 +848,10 @@ class SpmNormalizer:
         walk where a longer rule may start. None when a step needs the byte walk or spells a
         run of spaces (the chunk path handles those).
 
-        Example: ``normalizer._translated("Ａ，b")`` -> ``'A,b'``
+        Example:
+            >>> import labkit
+            >>> labkit.load("botchan-unigram", engine="labkit").normalizer._translated("Ａ，b")
+            'A,b'
         """
         self._ensure_shape()
         if self._bytes_only:
