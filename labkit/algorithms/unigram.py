@@ -126,7 +126,12 @@ class DictTrie:
     def insert(self, piece: str, piece_id: int) -> None:
         """Add ``piece`` with ``piece_id`` (a later insert of the same piece keeps the first id).
 
-        Example: ``trie.insert("▁the", 5)``
+        Example:
+            >>> trie = DictTrie()
+            >>> trie.insert("▁the", 5)
+            >>> trie.insert("▁the", 9)
+            >>> trie.prefixes("▁then"), trie.size
+            ([(4, 5)], 1)
         """
         if not isinstance(piece, str) or not piece:
             raise LabkitError(f"DictTrie.insert: a piece must be a non-empty str, got {piece!r}")
@@ -300,7 +305,11 @@ class Lattice:
         """``tokenization_results`` position by position: the best segmentation ending at
         each offset (its score, its last piece and where that piece starts).
 
-        Example: ``pd.DataFrame(lattice.results_table())``
+        Example (a notebook shows it as ``pd.DataFrame(lattice.results_table())``):
+            >>> import labkit
+            >>> lattice = labkit.load("botchan-unigram", engine="labkit").model.lattice("▁ab")
+            >>> [(row["offset"], row["last_piece"], row["on_best_path"]) for row in lattice.results_table()]
+            [(0, '', True), (1, '▁', False), (2, '▁a', True), (3, 'b', True)]
         """
         rows = []
         on_path = {self.nodes[i].end for i in self.path} | {0}
@@ -320,7 +329,11 @@ class Lattice:
     def nodes_table(self) -> list[dict]:
         """Every candidate piece: start, end, id, piece, score, kind, on the best path.
 
-        Example: ``pd.DataFrame(lattice.nodes_table())``
+        Example:
+            >>> import labkit
+            >>> lattice = labkit.load("botchan-unigram", engine="labkit").model.lattice("▁ab")
+            >>> [(row["piece"], row["best"]) for row in lattice.nodes_table()]
+            [('▁', False), ('▁a', True), ('a', False), ('b', True)]
         """
         chosen = set(self.path)
         return [

@@ -10,7 +10,14 @@ an engine that cannot must refuse at load with a LabkitError. The cases register
 :func:`labkit.conformance.cases.register` and run through :func:`labkit.conformance.runner.run_case`.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``run_case(spm_cases()[0], tmp_path, engines=("labkit", "sentencepiece"))[0].status`` -> ``'exact'``
+Example (the first configuration, one string):
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from labkit.conformance.runner import run_case
+    >>> from labkit.conformance.spm_matrix import spm_cases
+    >>> case = spm_cases()[0]
+    >>> case.name, [cell.status for cell in run_case(case, Path(tempfile.mkdtemp()), ("labkit", "sentencepiece"), ["Hello world"])]
+    ('spm/unigram', ['exact', 'exact'])
 """
 from __future__ import annotations
 

@@ -68,7 +68,12 @@ def library_errors(message: str, kind: type[LabkitError] = LabkitError):
     """Inside the block, an error raised by tokenizers (see :func:`library_failure`) becomes
     ``kind("<message>: <ExceptionType>: <what it said>")``; labkit's own errors pass through.
 
-    Example: ``with library_errors(f"{name}: tokenizers could not decode"): backend.decode(ids)``
+    Example:
+        >>> import tokenizers
+        >>> with library_errors("x.json: tokenizers cannot read it"):
+        ...     tokenizers.Tokenizer.from_str("{")
+        Traceback (most recent call last):
+        labkit.core.LabkitError: x.json: tokenizers cannot read it: Exception: EOF while parsing an object at line 1 column 1
     """
     try:
         yield

@@ -14,7 +14,18 @@ the same ids, tokens, offsets and decode as the tokenizer that was exported, whi
 ``tokenizers`` and transformers read the tokenizer.json. Every file is written atomically
 with ordinary permissions. Introduced in notebook ``11_factory_formats_hub``.
 
-Example: ``export_tokenizer_json(labkit.load("botchan-unigram"), "botchan-export")``
+Example (a SentencePiece model exported; tokenizers and labkit read the folder alike):
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import labkit, tokenizers
+    >>> from labkit.engines.hf_export import export_tokenizer_json
+    >>> tok = labkit.load("botchan-unigram")
+    >>> path = export_tokenizer_json(tok, Path(tempfile.mkdtemp()) / "botchan-export")
+    >>> sorted(p.name for p in path.parent.iterdir())
+    ['botchan_en_unigram_1000.model', 'tokenizer.json', 'tokenizer_config.json']
+    >>> ids = tok.encode("Hello world").ids
+    >>> tokenizers.Tokenizer.from_file(str(path)).encode("Hello world").ids == ids == labkit.load(path.parent).encode("Hello world").ids
+    True
 """
 from __future__ import annotations
 

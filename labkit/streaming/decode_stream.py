@@ -83,7 +83,10 @@ def run_sensitive_byte_ids(tok: Tokenizer) -> frozenset[int]:
     when any byte of the run is invalid, into one U+FFFD per byte, so ``<0xC3><0xA9>`` is
     ``'é'`` but ``<0xC3><0xA9><0x80>`` is three U+FFFD. Found by decoding those two probes.
 
-    Example: ``run_sensitive_byte_ids(labkit.load("llama-spm", engine="hf"))`` -> 256 ids
+    Example (Llama's 256 byte pieces; GPT-2's byte-level decoder has no such runs):
+        >>> import labkit
+        >>> len(run_sensitive_byte_ids(labkit.load("llama-spm", engine="hf"))), len(run_sensitive_byte_ids(labkit.load("gpt2")))
+        (256, 0)
     """
     try:
         return _RUN_PROBES[tok]
@@ -203,7 +206,13 @@ def shared_memos(tok: Tokenizer, skip_special_tokens: bool) -> tuple[dict, dict]
     streams of a server all step the same tokenizer, so they share what they learn. Each
     dict is cleared when it reaches ``MEMO_LIMIT`` entries (bounded memory).
 
-    Example: ``shared_memos(tok, False)[1].get(15496)`` -> ``'Hello'`` once a stream saw it
+    Example (a second stream finds what the first one decoded):
+        >>> import labkit
+        >>> tok = labkit.load("gpt2", engine="labkit")
+        >>> DecodeStream(tok).step(15496)
+        'Hello'
+        >>> shared_memos(tok, False)[1].get(15496)
+        'Hello'
     """
     try:
         per_tok = _MEMOS.setdefault(tok, {})

@@ -6,7 +6,14 @@ Reads the :class:`labkit.algorithms.unigram.Lattice` that ``UnigramModel.lattice
 Introduced in notebook ``05_unigram_trie_viterbi``; ``labkit lattice NAME TEXT --png out.png``
 calls :func:`lattice_figure`.
 
-Example: ``lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?").savefig("lora.png")``
+Example:
+    >>> import labkit
+    >>> import matplotlib.pyplot as plt
+    >>> from labkit.viz.lattice import lattice_figure
+    >>> figure = lattice_figure(labkit.load("botchan-unigram"), "What is LoRA?")
+    >>> figure.axes[0].get_title().split(";")[0]
+    '20 candidate pieces'
+    >>> plt.close(figure)
 """
 from __future__ import annotations
 
@@ -57,7 +64,13 @@ def draw_lattice(lattice: Lattice, ax=None, *, label: str = "best", max_chars: i
     one arc per candidate piece (height grows with its length), the best path in red with
     each piece and its score written on it. ``label="all"`` writes every arc's piece too.
 
-    Example: ``draw_lattice(tok.lattice("What is LoRA?")); plt.show()``
+    Example (one arc per candidate piece; the best path's pieces labelled with their scores):
+        >>> import labkit
+        >>> import matplotlib.pyplot as plt
+        >>> ax = draw_lattice(labkit.load("botchan-unigram", engine="labkit").model.lattice("▁ab"))
+        >>> len(ax.lines), [text.get_text() for text in ax.texts][:2]
+        (4, ['b\\n-5.87', '▁a\\n-4.18'])
+        >>> plt.close("all")
     """
     import matplotlib.pyplot as plt
 
@@ -148,7 +161,14 @@ class LatticeTable:
     """The ``tokenization_results`` table (best score, last piece and its start at every
     offset) as deterministic HTML, with a plain-text ``repr``.
 
-    Example: ``LatticeTable(tok.lattice("What is LoRA?"))`` in a notebook cell
+    Example (HTML in a notebook cell; the text form here):
+        >>> import labkit
+        >>> print(repr(LatticeTable(labkit.load("botchan-unigram", engine="labkit").model.lattice("▁ab"))))
+        offset  char  best_score  last_piece  starts_at  on_best_path
+        0             0.0000                             yes
+        1       ▁     -3.3335     ▁           0
+        2       a     -4.1793     ▁a          0          yes
+        3       b     -10.0463    b           2          yes
     """
 
     columns = ("offset", "char", "best_score", "last_piece", "starts_at", "on_best_path")
