@@ -26,7 +26,7 @@ Example::
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
@@ -224,15 +224,17 @@ class StopSequenceConfig:
 class _StopTables:
     """One stop set compiled: the automaton, a StopReason per pattern, and the push memo.
 
-    ``memo[(state, chunk)]`` is the outcome of pushing ``chunk`` in ``state``:
-    ``(next state, output, released, reason)``. Shared by every matcher with the same stops.
+    ``memo[state][chunk]`` is the outcome of pushing ``chunk`` in ``state``:
+    ``(next state, output, released, reason)`` (one dict per state: a lookup builds no key
+    tuple). Shared by every matcher with the same stops.
     """
 
     def __init__(self, hidden: tuple[str, ...], visible: tuple[str, ...]):
         patterns = hidden + visible
         self.automaton = AhoCorasick(patterns)
         self._hidden_count = len(hidden)
-        self.memo: BoundedDict = BoundedDict(MEMO_LIMIT)
+        self.memo: defaultdict[int, dict[str, tuple]] = defaultdict(dict)
+        self._memo_entries = 0  # bounded by MEMO_LIMIT: the memo empties itself when full
         self.size = sum(map(len, patterns))
         self.charged = 0  # the units the compile cache counted for it when last taken (see _compile)
 
@@ -244,12 +246,12 @@ class _StopTables:
     def units(self) -> int:
         """What the compile cache charges: patterns, trie nodes, transitions, push outcomes (each a few hundred bytes)."""
         automaton = self.automaton
-        return len(automaton.patterns) + automaton.node_count + automaton.remembered + len(self.memo)
+        return len(automaton.patterns) + automaton.node_count + automaton.remembered + self._memo_entries
 
     @property
     def entries(self) -> int:
         """How many push outcomes are remembered. Example: ``_compile(("x",), ()).entries`` -> 0"""
-        return len(self.memo)
+        return self._memo_entries
 
     def _joined(self, state: int, held: int, text: str, cut: int) -> str:
         # (jail + text)[:cut] without building the whole jail (it can be long; the cut rarely is)
@@ -277,7 +279,13 @@ class _StopTables:
         """:meth:`outcome`, stored for next time (short chunks and short releases only)."""
         hit = self.outcome(state, text)
         if len(text) <= MEMO_MAX_CHARS and len(hit[2]) <= MEMO_MAX_CHARS * 2:
-            self.memo[(state, text)] = hit
+            if self._memo_entries >= MEMO_LIMIT:
+                self.memo.clear()  # bounded memory, as a BoundedDict; the common chunks come back quickly
+                self._memo_entries = 0
+            row = self.memo[state]
+            if text not in row:
+                self._memo_entries += 1
+            row[text] = hit
         return hit
 
 
@@ -361,7 +369,7 @@ class StopStringMatcher:
         visible = _strings("visible_stop_sequences", visible)
         self.tables = _compile(hidden, visible)
         self.automaton = self.tables.automaton
-        self._memo_get = self.tables.memo.get  # bound once: feed is the hot loop
+        self._memo = self.tables.memo  # bound once: feed is the hot loop
         self._cannot_start = self.automaton.first_chars.isdisjoint
         self.state = ROOT
         self.stopped: StopReason | None = None
@@ -392,7 +400,7 @@ class StopStringMatcher:
             return "", self.stopped
         tables, state = self.tables, self.state
         if check:
-            hit = tables.memo.get((state, text)) or tables.remember(state, text)
+            hit = tables.memo[state].get(text) or tables.remember(state, text)
         else:
             hit = tables.outcome(state, text, False)
         self.state, _, released, reason = hit
@@ -415,7 +423,7 @@ class StopStringMatcher:
             # no stop string starts in this chunk: shown as it is, without the automaton or the
             # memo (so a new stop set's first request costs what a warm one does)
             return _TEXTS.get(text) or _text_of(text)
-        hit = self._memo_get((state, text))
+        hit = self._memo[state].get(text)
         if hit is None:
             hit = self.tables.remember(state, text)
         self.state, out, _, reason = hit
@@ -600,7 +608,9 @@ class StopSequenceDecoder:
         self._min_tokens = config.min_tokens
         self._stream_class = DecodeStream
         self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
-        self._feed = self.matcher.feed  # bound once: process_token is the hot loop
+        # bound once: process_token is the hot loop (it does what matcher.feed does, inlined)
+        self._memo = self.matcher._memo
+        self._cannot_start = self.matcher._cannot_start
         self.reset()
 
     # -- state --------------------------------------------------------------
@@ -628,7 +638,8 @@ class StopSequenceDecoder:
         """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
         # The hot loop, once per generated token. One set test sends every unusual case to
         # _slow_token: stop ids, and every id while stopped or while min_tokens holds stops
-        # back (then the guard is _EVERY_ID). The usual case is one remembered push in the matcher.
+        # back (then the guard is _EVERY_ID). The usual case is the matcher's feed, inlined: a chunk
+        # no stop string starts in, or one remembered push.
         try:
             if token_id in self._guard:
                 return self._slow_token(token_id)
@@ -637,9 +648,16 @@ class StopSequenceDecoder:
         chunk = self._step(token_id)  # raises LabkitError on anything that is not an id
         if not chunk:
             return _HELD
-        out = self._feed(chunk)
-        if out.__class__ is not Text and self.matcher.stopped is not None:
-            self._stop(self.matcher.stopped)
+        matcher = self.matcher  # not stopped: the guard sent every id to _slow_token then
+        state = matcher.state
+        if state == ROOT and self._cannot_start(chunk):
+            return _TEXTS.get(chunk) or _text_of(chunk)  # no stop string starts in it
+        hit = self._memo[state].get(chunk)
+        if hit is None:
+            hit = matcher.tables.remember(state, chunk)
+        matcher.state, out, _, reason = hit
+        if reason is not None:
+            self._stop(reason)
         return out
 
     def _stop(self, reason: StopReason) -> None:
