@@ -19,11 +19,6 @@ PENDING = {
     "labkit/algorithms/charsmap.py": 9,
     "labkit/algorithms/unigram_words.py": 6,
     "labkit/cache/prefix_tree.py": 1,
-    "labkit/exercises/__init__.py": 1,
-    "labkit/exercises/cache.py": 1,
-    "labkit/exercises/conformance.py": 3,
-    "labkit/exercises/formats.py": 1,
-    "labkit/exercises/stop.py": 1,
     "labkit/streaming/stop.py": 1,
 }
 

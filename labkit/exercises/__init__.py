@@ -74,7 +74,15 @@ def answerable(checker):
     """Decorator for a checker: while an argument is still the stub (``...`` or None) it prints
     the :func:`unanswered` message and returns None instead of judging.
 
-    Example: ``check_bpe(b"ab", ranks, ...)`` prints ``not answered yet: replace ... with your answer``
+    Example:
+        >>> @answerable
+        ... def check_sum(a, b, answer):
+        ...     return verdict(a + b == answer, "add again")
+        >>> check_sum(2, 2, ...)
+        not answered yet: replace ... with your answer
+        >>> check_sum(2, 2, 4)
+        right
+        True
     """
     @functools.wraps(checker)
     def check(*args, **kwargs):

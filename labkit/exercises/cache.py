@@ -84,8 +84,13 @@ def l1_entry_bytes(prompt: str) -> int:
 def check_entry_size(prompt: str, answer_bytes: int) -> bool:
     """About how many bytes does one L1 entry for ``prompt``'s prefixes take? Within 25% is right.
 
-    Example: ``check_entry_size(prompt, 40_000)``
     Introduced in notebook ``10_cache_boundaries``.
+
+    Example (a short chat prompt: an entry of about 1.7 KB):
+        >>> prompt = "<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n<|im_start|>user\\nHello<|im_end|>\\n"
+        >>> check_entry_size(prompt, 1_700)
+        right
+        True
     """
     right = l1_entry_bytes(prompt)
     ok = right > 0 and abs(answer_bytes - right) <= 0.25 * right

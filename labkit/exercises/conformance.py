@@ -3,7 +3,12 @@
 Each checker prints ``right`` or ``wrong`` with a hint and returns True/False.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example: ``check_default_engine(case, "labkit")`` prints ``right`` when labkit serves it
+Example (a WordLevel tokenizer.json with a Whitespace pre-tokenizer: labkit serves it):
+    >>> from labkit.conformance.hf_json_configs import hf_cases
+    >>> from labkit.exercises.conformance import check_default_engine
+    >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-whitespace"), "labkit")
+    right
+    True
 """
 from __future__ import annotations
 
@@ -24,8 +29,13 @@ def _load(case, engine):
 def check_default_engine(case, answer: str) -> bool:
     """Which engine does ``labkit.load`` pick for this configuration with engine=None?
 
-    Example: ``check_default_engine(case, "hf")`` -> True for a Precompiled normaliser
     Introduced in notebook ``14_conformance_matrix``.
+
+    Example (labkit has no UnicodeScripts pre-tokenizer, so tokenizers serves it):
+        >>> from labkit.conformance.hf_json_configs import hf_cases
+        >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-unicode-scripts"), "hf")
+        right
+        True
     """
     picked = _load(case, None).engine
     return _verdict(answer == picked, "labkit serves a tokenizer.json when it implements every component; else hf")
@@ -35,8 +45,14 @@ def check_refused_component(case, answer: str) -> bool:
     """Which component (e.g. ``"pre_tokenizer UnicodeScripts"``) makes engine='labkit' refuse?
     ``"none"`` if labkit serves the configuration.
 
-    Example: ``check_refused_component(case, "normalizer Precompiled")`` -> True
     Introduced in notebook ``14_conformance_matrix``.
+
+    Example:
+        >>> from labkit.conformance.hf_json_configs import hf_cases
+        >>> case = next(c for c in hf_cases() if c.name == "hf/wordlevel-unicode-scripts")
+        >>> check_refused_component(case, "pre_tokenizer UnicodeScripts")
+        right
+        True
     """
     try:
         _load(case, "labkit")

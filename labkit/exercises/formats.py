@@ -43,8 +43,19 @@ def check_sniff(path, answer: str) -> bool:
 def check_error_names_file_and_place(path, message: str) -> bool:
     """Is ``message`` the LabkitError that loading ``path`` gives, naming the file and the place?
 
-    Example: ``check_error_names_file_and_place(p, str(exc))``
     Introduced in notebook ``11_factory_formats_hub``.
+
+    Example (GPT-2's GGUF cut after 5,000 bytes):
+        >>> import tempfile, labkit
+        >>> from labkit.paths import data_path
+        >>> path = Path(tempfile.mkdtemp()) / "cut.gguf"
+        >>> _ = path.write_bytes(data_path("gguf/ggml-vocab-gpt-2.gguf").read_bytes()[:5000])
+        >>> try:
+        ...     labkit.load(path)
+        ... except labkit.LabkitError as exc:
+        ...     check_error_names_file_and_place(path, str(exc))
+        right
+        True
     """
     from labkit.factory import load
 

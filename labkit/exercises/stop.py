@@ -79,7 +79,18 @@ def check_stop_filter(fn, *, seed: int = 9, rounds: int = 200) -> bool:
     chunk by chunk against :class:`labkit.StopStringMatcher`, which holds back exactly the
     longest suffix that is a proper prefix of a stop string.
 
-    Example: ``check_stop_filter(my_filter)``
+    Example (a filter built on the matcher itself passes):
+        >>> def shown_after_each(chunks, stops):
+        ...     matcher, shown = StopStringMatcher(stops), []
+        ...     for chunk in chunks:
+        ...         released, reason = matcher.push(chunk)
+        ...         shown.append(released)
+        ...         if reason is not None:
+        ...             return shown
+        ...     return shown + [matcher.release()]
+        >>> check_stop_filter(shown_after_each, rounds=20)
+        right
+        True
     """
     if unanswered(fn):
         return None
