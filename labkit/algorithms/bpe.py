@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import lshift, or_
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from labkit.algorithms.merge_step import MergeStep
@@ -193,16 +195,19 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     """:func:`bpe_heap` over token ids for long words: the same merges, in buckets by rank.
 
     A long word has many pairs but few distinct ranks, so instead of one heap of every pair
-    this keeps one list of positions per rank and a small heap of the ranks. All pairs of the
-    lowest rank merge left to right (a merge never makes another pair of its own rank: the
-    new pair spans more bytes). A merge that makes a pair of a *lower* rank (possible only in
-    odd vocabularies) stops the bucket so the lower rank goes first, exactly as the heap would.
+    this keeps one list of positions per rank and a small heap of the ranks. The lowest
+    rank's positions merge left to right (a heap of positions: a merge that makes another
+    pair of the same rank, as SentencePiece's equal scores can, queues it in order). A merge
+    that makes a pair of a *lower* rank stops the bucket so the lower rank goes first, exactly
+    as the one-heap loop would. Rank BPE (byte-level) and score BPE
+    (:meth:`~labkit.algorithms.spm_bpe.SpmBpeModel.merge_buckets`, rank = place of the score)
+    both run this loop.
 
     What merging ids ``a`` and ``b`` makes is ``known[(a << 24) | b]`` when present (a memo
     ``pair`` fills): ``(rank << 24) | new_id``, -1 for no merge, or -2 for a merge whose bytes
     are not a token (then this returns None and the caller runs :func:`bpe_heap` on bytes).
-    ``rank_at[i]`` is the rank of the pair now starting at ``i``: a queued position whose
-    rank has changed is stale and skipped.
+    ``made[i]`` is what the pair now starting at ``i`` makes: a queued position whose rank
+    has changed is stale and skipped.
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_buckets
@@ -214,35 +219,41 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
         return list(ids)
     get = known.get
     sym = list(ids)
+    # made[i]: what the pair now starting at i makes, (rank << 24) | new_id, or -1 (none / merged away)
+    made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
+    if None in made:
+        made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
+    if -2 in made:
+        return None
+    made.append(-1)
     nxt = list(range(1, n + 1))
     nxt[-1] = -1
     prv = list(range(-1, n - 1))
-    # what each starting pair makes: (rank << 24) | new_id, or -1 / -2
-    made = [get((a << 24) | b) for a, b in zip(sym, sym[1:])]
-    for i, v in enumerate(made):
-        if v is None:
-            made[i] = v = pair(sym[i], sym[i + 1])
-        if v == -2:
-            return None
-    made.append(-1)
-    rank_at = [v >> 24 if v >= 0 else -1 for v in made]   # rank of the pair starting at i (-1: none)
     buckets: dict[int, list[int]] = {}
-    for i, rank in enumerate(rank_at):
-        if rank >= 0:
-            buckets.setdefault(rank, []).append(i)
+    for i, v in enumerate(made):
+        if v >= 0:
+            r = v >> 24
+            bucket = buckets.get(r)
+            if bucket is None:
+                buckets[r] = [i]
+            else:
+                bucket.append(i)
     ranks = list(buckets)
     heapq.heapify(ranks)
+    push, pop = heapq.heappush, heapq.heappop
     while ranks:
         rank = ranks[0]
         positions = buckets[rank]
-        positions.sort()
-        stopped = -1
-        for index, i in enumerate(positions):
-            if rank_at[i] != rank:
-                continue  # stale: the pair at i changed since it was queued
+        positions.sort()  # a sorted list is a heap
+        finished = True
+        while positions:
+            i = pop(positions)
+            v = made[i]
+            if v >> 24 != rank:
+                continue  # stale: the pair at i changed since it was queued (or merged away: -1)
             j = nxt[i]
-            merged = sym[i] = made[i] & 0xFFFFFF
-            rank_at[j] = rank_at[i] = -1
+            sym[i] = merged = v & 0xFFFFFF
+            made[j] = -1
             k = nxt[j]
             nxt[i] = k
             lowest = rank
@@ -252,46 +263,51 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
                 v = get((merged << 24) | right)
                 if v is None:
                     v = pair(merged, right)
+                made[i] = v
                 if v >= 0:
-                    made[i] = v
-                    r = rank_at[i] = v >> 24
-                    bucket = buckets.get(r)
-                    if bucket is None:
-                        buckets[r] = [i]
-                        heapq.heappush(ranks, r)
+                    r = v >> 24
+                    if r == rank:
+                        push(positions, i)
                     else:
-                        bucket.append(i)
-                    lowest = r if r < lowest else lowest
+                        bucket = buckets.get(r)
+                        if bucket is None:
+                            buckets[r] = [i]
+                            push(ranks, r)
+                        else:
+                            bucket.append(i)
+                        if r < lowest:
+                            lowest = r
                 elif v == -2:
                     return None
+            else:
+                made[i] = -1
             p = prv[i]
             if p >= 0:  # the new pair (left neighbour, merged) at p
-                left = sym[p]
-                v = get((left << 24) | merged)
+                v = get((sym[p] << 24) | merged)
                 if v is None:
-                    v = pair(left, merged)
+                    v = pair(sym[p], merged)
+                made[p] = v
                 if v >= 0:
-                    made[p] = v
-                    r = rank_at[p] = v >> 24
-                    bucket = buckets.get(r)
-                    if bucket is None:
-                        buckets[r] = [p]
-                        heapq.heappush(ranks, r)
+                    r = v >> 24
+                    if r == rank:
+                        push(positions, p)
                     else:
-                        bucket.append(p)
-                    lowest = r if r < lowest else lowest
+                        bucket = buckets.get(r)
+                        if bucket is None:
+                            buckets[r] = [p]
+                            push(ranks, r)
+                        else:
+                            bucket.append(p)
+                        if r < lowest:
+                            lowest = r
                 elif v == -2:
                     return None
-                else:
-                    rank_at[p] = -1
             if lowest < rank:
-                stopped = index  # a lower rank appeared: it merges before the rest of this bucket
+                finished = False  # a lower rank appeared: it merges before the rest of this bucket
                 break
-        if stopped >= 0:
-            buckets[rank] = positions[stopped + 1 :]
-        else:
+        if finished:  # an empty bucket left unfinished is dropped when it comes round again
             del buckets[rank]
-            heapq.heappop(ranks)
+            pop(ranks)
     out = []
     k = 0
     while k >= 0:

@@ -39,6 +39,7 @@ from operator import add, not_
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
+from labkit.algorithms.bpe import bpe_rank_buckets
 from labkit.algorithms.merge_step import MergeStep
 from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
@@ -53,6 +54,8 @@ SPACE = "\u2581"  # '▁', sentencepiece's visible space
 MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
 # up to this many characters, encode_spans merges with the rescanning loop (measured faster)
 SHORT_TEXT_CHARS = 64
+# what pairs of piece ids make, memoised for merge_buckets: at most about this many entries
+PAIR_MEMO_ENTRIES = 1 << 20
 
 
 def byte_piece(value: int) -> str:
@@ -106,6 +109,7 @@ class SpmBpeModel:
         self._user_by_first: dict[str, list[str]] = {}
         for symbol in self.user_defined:
             self._user_by_first.setdefault(symbol[0], []).append(symbol)
+        self._pair_memo: dict[int, int] = {}
         # every two characters that sit side by side in some mergeable piece: only those can be
         # joined by a merge. None (never cut) with unused pieces: their split-back halves are
         # remembered across the whole text, as sentencepiece does
@@ -321,14 +325,13 @@ class SpmBpeModel:
 
     # -- step 2c: buckets by score, for long texts -------------------------------
     def merge_buckets(self, text: str) -> list[str]:
-        """The merges of :meth:`merge`, several times faster on long texts: instead of one heap
-        of every pair, one list of positions per distinct score and a small heap of scores.
+        """The merges of :meth:`merge`, several times faster on long texts: the bucket loop of
+        byte-level BPE (:func:`labkit.algorithms.bpe.bpe_rank_buckets`) run over piece ids, a
+        pair's rank being its merged piece's place among the distinct scores (best first).
 
-        The best score's positions merge left to right; a merge that makes a pair of the same
-        score (runs of ``▁``) joins that bucket's heap of positions, and one that makes a pair
-        of a better score stops the bucket so it goes first, as in the one-heap version. A
-        queued position whose pair's score has changed since is stale and skipped (where it
-        has not changed, the pair now there has an entry with the same key of its own).
+        Symbols that never merge (unknown characters, user-defined pieces cut out whole) get
+        stand-in ids past the vocabulary. With unused pieces this is :meth:`merge` itself (the
+        halves an unused piece splits back into are the last pair the queue saw make it).
         Example:
             >>> import labkit
             >>> from labkit.algorithms.spm_bpe import SpmBpeModel
@@ -336,85 +339,39 @@ class SpmBpeModel:
             >>> model.merge_buckets("▁Hello▁world")
             ['▁Hello', '▁world']
         """
-        start_symbols = self.initial_symbols(text)
-        n = len(start_symbols)
-        if n == 0:
-            return []
-        pieces = [s for s, _ in start_symbols]
-        frozen = [f for _, f in start_symbols]
-        nxt = list(range(1, n + 1))
-        nxt[-1] = -1
-        prv = list(range(-1, n - 1))
-        score_rank, unused, mergeable = self._score_rank, self.unused, self.mergeable
-        halves: dict[str, tuple[str, str]] = {}
-        rank_at = [-1] * n  # score rank of the pair starting at i (-1: none)
-        buckets: dict[int, list[int]] = {}
-        ranks: list[int] = []
-        current = -1  # the bucket being merged is a heap; the others are plain lists
+        if self.unused:
+            return self.merge(text)
+        tokens, size = self.tokens, len(self.tokens)
+        stand_in: dict[str, int] = {}  # a symbol that never merges -> its id past the vocabulary
+        if self._user_by_first:
+            start = self.initial_symbols(text)
+            symbols = [s for s, _ in start]
+            ids = [None if frozen else self.mergeable.get(s) for s, frozen in start]
+        else:
+            symbols, ids = text, list(map(self.mergeable.get, text))
+        if None in ids:
+            ids = [size + stand_in.setdefault(s, len(stand_in)) if i is None else i for i, s in zip(ids, symbols)]
+        if size + len(stand_in) >= 1 << 24:
+            return self.merge(text)
+        if len(self._pair_memo) > PAIR_MEMO_ENTRIES:
+            self._pair_memo.clear()  # bounded memory
+        merged = bpe_rank_buckets(ids, self._pair_memo, self._pair)
+        if not stand_in:
+            return [tokens[i] for i in merged]
+        spelling = {size + k: s for s, k in stand_in.items()}
+        return [tokens[i] if i < size else spelling[i] for i in merged]
 
-        def queue(left: int, right: int) -> int:
-            # record the pair (left, right); returns its score rank, -1 if it does not merge
-            if left < 0 or right < 0 or frozen[left] or frozen[right]:
-                return -1
-            piece = pieces[left] + pieces[right]
-            rank = score_rank.get(piece, -1)
-            rank_at[left] = rank
-            if rank < 0:
-                return -1
-            if unused and mergeable[piece] in unused:
-                halves[piece] = (pieces[left], pieces[right])  # the latest pair seen, as sentencepiece keeps
-            bucket = buckets.get(rank)
-            if bucket is None:
-                buckets[rank] = [left]
-                heapq.heappush(ranks, rank)
-            elif rank == current:
-                heapq.heappush(bucket, left)
-            else:
-                bucket.append(left)
-            return rank
-
-        if any(frozen) or unused:
-            for i in range(1, n):
-                queue(i - 1, i)
-        else:  # the common case in one pass: every starting pair, bucketed by score
-            rank_at[:-1] = [score_rank.get(a + b, -1) for a, b in zip(pieces, pieces[1:])]
-            for i, rank in enumerate(rank_at):
-                if rank >= 0:
-                    bucket = buckets.get(rank)
-                    if bucket is None:
-                        buckets[rank] = [i]
-                    else:
-                        bucket.append(i)
-            ranks = list(buckets)
-            heapq.heapify(ranks)
-        pop = heapq.heappop
-        while ranks:
-            current = ranks[0]
-            positions = buckets[current]
-            positions.sort()  # a sorted list is a heap
-            finished = True
-            while positions:
-                left = pop(positions)
-                if rank_at[left] != current:
-                    continue  # stale
-                right = nxt[left]
-                pieces[left] += pieces[right]
-                pieces[right] = ""
-                rank_at[right] = -1
-                following = nxt[right]
-                nxt[left] = following
-                if following >= 0:
-                    prv[following] = left
-                rank_at[left] = -1
-                better = queue(prv[left], left)
-                after = queue(left, following)
-                if 0 <= better < current or 0 <= after < current:
-                    finished = False  # a better score appeared: it merges before the rest of this bucket
-                    break
-            if finished:  # an empty bucket left unfinished is dropped when it comes round again
-                del buckets[current]
-                pop(ranks)
-        return self._resegment_all([pieces[k] for k in _live(pieces, nxt)], halves)
+    def _pair(self, left: int, right: int) -> int:
+        """What merging two piece ids makes, packed for bpe_rank_buckets and memoised."""
+        size = len(self.tokens)
+        value = -1
+        if left < size and right < size:
+            piece = self.tokens[left] + self.tokens[right]
+            index = self.mergeable.get(piece)
+            if index is not None:
+                value = (self._score_rank[piece] << 24) | index
+        self._pair_memo[(left << 24) | right] = value
+        return value
 
     def _resegment_all(self, symbols: list[str], halves: dict[str, tuple[str, str]]) -> list[str]:
         if not self.unused:

@@ -49,6 +49,8 @@ from labkit.engines.base import LabkitTokenizer, SegmentContext
 LONG_WORD_BYTES = 24
 # longer words are not cached (as in tokenizers): a cache entry's size stays bounded
 CACHED_WORD_CHARS = 256
+# what pairs of ids make, memoised for long words: at most about this many entries
+PAIR_MEMO_ENTRIES = 1 << 20
 
 
 class ByteLevelBPE(LabkitTokenizer):
@@ -125,7 +127,7 @@ class ByteLevelBPE(LabkitTokenizer):
         self._missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
         # long words merge over ids (bpe_rank_buckets); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
-        self._pairs: dict[int, int] = BoundedDict(1 << 20)
+        self._pairs: dict[int, int] = {}  # bounded in _long_word_ids, before each word
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
@@ -192,6 +194,8 @@ class ByteLevelBPE(LabkitTokenizer):
         start = [byte_ids[b] for b in data]
         if None in start:
             return None
+        if len(self._pairs) > PAIR_MEMO_ENTRIES:
+            self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
         return bpe_rank_buckets(start, self._pairs, self._pair)
 
     def _pair(self, left: int, right: int) -> int:
