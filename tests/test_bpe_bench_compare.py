@@ -39,3 +39,21 @@ def test_rows_carry_both_ratios_against_the_primary_reference(vocab, references,
         assert row["vs direct"] == pytest.approx(by_engine[f"{primary} direct {op}"]["seconds"] / row["seconds"])
     flagged = [row for row in rows if "exact" in row]
     assert len(flagged) == 2 * len(references) and all(row["exact"] for row in flagged)
+
+
+def test_long_texts_have_no_whitespace_and_are_deterministic():
+    first = texts.long_texts(0.002)
+    assert first == texts.long_texts(0.002) and list(first) == list(texts.LONG_TEXTS)
+    assert all(len(v) == 2000 and not any(ch.isspace() for ch in v) for v in first.values())
+    assert set(first["digits"]) == set("0123456789") and set(first["letters"]) == set("abcdefghijklmnopqrstuvwxyz")
+    assert list(texts.long_texts(0.001, ["word"])) == ["word"]
+
+
+def test_long_suite_prints_both_ratios_for_each_reference(capsys):
+    from labkit.bench import long
+
+    status = long.main(["--mb", "0.002", "--repeat", "1", "--vocab", "llama-spm", "--text", "digits"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "load average" in out and "vs wrapper" in out and "vs direct" in out
+    assert "sentencepiece direct encode" in out and "tokenizers wrapper encode" in out

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 SUITES = {
     "bpe": "labkit.bench.bpe",
     "spm": "labkit.bench.spm",
+    "long": "labkit.bench.long",
     "wordpiece": "labkit.bench.wordpiece",
     "unigram": "labkit.bench.unigram",
     "stream": "labkit.bench.stream",
@@ -30,6 +31,7 @@ SUITES = {
 QUICK_ARGS = {
     "bpe": ["--mb", "0.1"],
     "spm": ["--mb", "0.1"],
+    "long": ["--mb", "0.05", "--repeat", "3"],
     "wordpiece": ["--mb", "0.1"],
     "unigram": ["--mb", "0.1"],
     "stream": ["--tokens", "20000", "--repeat", "1"],

@@ -1,6 +1,6 @@
 """``python -m labkit.bench SUITE``: run a benchmark suite and print labkit vs the reference.
 
-Suites: bpe, spm, wordpiece, unigram, stream, stop, cache, all.
+Suites: bpe, spm, long, wordpiece, unigram, stream, stop, cache, serving, all.
 """
 from __future__ import annotations
 

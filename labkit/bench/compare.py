@@ -123,9 +123,12 @@ def measure(name: str, text_name: str, text: str, references: list[Reference], r
     return rows
 
 
-def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference]) -> int:
+def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference] | dict[str, list[Reference]],
+               texts: tuple[str, ...] = TEXTS, make_texts: Callable[..., dict[str, str]] = bench_texts,
+               default_mb: float = 0.3) -> int:
     """``main`` of a comparison suite: ``--mb``, ``--repeat``, ``--vocab``, ``--text``; prints
-    one table per vocab; exit status 1 if a reference's ids differ from labkit's.
+    one table per vocab; exit status 1 if a reference's ids differ from labkit's. ``references``
+    may be a list for every vocab or ``{vocab: list}``; ``texts`` names the texts and ``make_texts(mb, names)`` makes them.
 
     Example (the tables, with their timings, are not shown):
         >>> import contextlib, io
@@ -139,21 +142,25 @@ def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference
     import os
 
     parser = argparse.ArgumentParser(prog=f"python -m labkit.bench {suite}", description=doc.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=0.3, help="size of each text in MB (botchan: at least one copy)")
+    parser.add_argument("--mb", type=float, default=default_mb, help="size of each text in MB (botchan: at least one copy)")
     parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds (median)")
     parser.add_argument("--vocab", action="append", choices=list(vocabs), help="vocab(s) to run (default: all)")
-    parser.add_argument("--text", action="append", choices=list(TEXTS), help="text(s) to run (default: all)")
+    parser.add_argument("--text", action="append", choices=list(texts), help="text(s) to run (default: all)")
     args = parser.parse_args(argv or [])
+    if not 0 < args.mb <= 100 or args.repeat < 1:
+        parser.error(f"--mb must be in (0, 100] and --repeat >= 1, got --mb {args.mb} --repeat {args.repeat}")
     single_thread()
-    texts = bench_texts(args.mb, args.text or TEXTS)
+    names = tuple(args.text or texts)
+    made = make_texts(args.mb, names)
     print(f"CPU time, median of {args.repeat} interleaved rounds, single thread; load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print("texts: " + ", ".join(f"{k} {len(v.encode()) / 1e6:.2f} MB" for k, v in texts.items()))
+    print("texts: " + ", ".join(f"{k} {len(made[k].encode()) / 1e6:.2f} MB" for k in names))
     status = 0
     for name in args.vocab or vocabs:
         rows = []
-        for text_name, text in texts.items():
-            rows.extend(measure(name, text_name, text, references, args.repeat))
+        refs = references[name] if isinstance(references, dict) else references
+        for text_name in names:
+            rows.extend(measure(name, text_name, made[text_name], refs, args.repeat))
         print(table(rows, COLUMNS), flush=True)
         status |= any(row.get("exact") is False for row in rows)
     return int(status)

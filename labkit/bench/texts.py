@@ -23,6 +23,8 @@ import unicodedata
 from labkit.bench.harness import corpus
 
 TEXTS = ("botchan", "mixed", "chinese")
+# the inputs without whitespace of ``python -m labkit.bench long``: one pre-token each for most vocabularies
+LONG_TEXTS = ("letters", "digits", "word")
 SEED = 2024
 
 
@@ -98,3 +100,27 @@ def bench_texts(megabytes: float, names=TEXTS) -> dict[str, str]:
     """
     makers = {"botchan": corpus, "mixed": mixed_text, "chinese": chinese_text}
     return {name: makers[name](megabytes) for name in names}
+
+
+def long_texts(megabytes: float, names=LONG_TEXTS, seed: int = SEED) -> dict[str, str]:
+    """Inputs without whitespace, each about ``megabytes`` MB: random lowercase letters, random
+    digits, and one English word repeated (the long-word cases of issue 15).
+
+    Example:
+        >>> from labkit.bench.texts import long_texts
+        >>> {k: (len(v), " " in v) for k, v in long_texts(0.001).items()}
+        {'letters': (1000, False), 'digits': (1000, False), 'word': (1000, False)}
+    """
+    size = max(1, int(megabytes * 1e6))
+    word = "supercalifragilisticexpialidocious"
+
+    def drawn(alphabet: str) -> str:
+        rng = random.Random(seed)
+        return "".join(rng.choice(alphabet) for _ in range(size))
+
+    makers = {
+        "letters": lambda: drawn("abcdefghijklmnopqrstuvwxyz"),
+        "digits": lambda: drawn("0123456789"),
+        "word": lambda: (word * (size // len(word) + 1))[:size],
+    }
+    return {name: makers[name]() for name in names}

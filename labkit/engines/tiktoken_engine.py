@@ -104,7 +104,7 @@ class TiktokenTokenizer(Tokenizer):
         return char_spans(text, [len(self._id_bytes[i] or b"") for i in ids])
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        if not skip_special_tokens and self._holes.isdisjoint(ids):
+        if not skip_special_tokens and (not self._holes or self._holes.isdisjoint(ids)):
             return self.backend.decode(ids)  # tiktoken decodes invalid UTF-8 to U+FFFD too
         chunks = []
         for i in ids:
