@@ -1,7 +1,8 @@
 """Docstring examples are doctests: an ``Example:`` is followed by ``>>>`` lines that run.
 
 ``make test`` runs them (``pytest labkit --doctest-modules``); this test keeps the old
-unexecuted form (``Example: ``code`` -> value`` on one line) from coming back.
+unexecuted form (``Example: ``code`` -> value``, on a line of its own or at the end of a
+sentence) from coming back.
 """
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labkit"
 PENDING = {
     "labkit/algorithms/bpe.py": 1,
     "labkit/algorithms/charsmap.py": 9,
-    "labkit/algorithms/unigram_words.py": 6,
+    "labkit/algorithms/spm_bpe.py": 4,
+    "labkit/algorithms/unigram_words.py": 7,
+    "labkit/bench/stop.py": 1,
     "labkit/cache/prefix_tree.py": 1,
-    "labkit/streaming/stop.py": 1,
+    "labkit/streaming/stop.py": 12,
 }
 
-EXAMPLE = re.compile(r"^\s*Example::?\s*$|^\s*Example::?\s+\S", re.M)
+# "Example:" starting a line or inside one ("Forget the cache. Example: ``c.clear()``")
+EXAMPLE = re.compile(r"(?:^|\s)Example::?(?:[ \t]+\S|[ \t]*$)", re.M)
 
 
 def docstrings(source: str, where: str):
@@ -61,6 +65,8 @@ def test_every_example_is_a_doctest():
     [
         ('def f():\n    """Add.\n\n    Example: ``f()`` -> ``1``\n    """\n', True),
         ('def f():\n    """Add.\n\n    Example:\n        f() gives 1\n    """\n', True),
+        ('def f():\n    """Add one. Example: ``f()`` -> ``1``"""\n', True),
+        ('def f():\n    """Add one (see the Example section of g)."""\n', False),
         ('def f():\n    """Add.\n\n    Example:\n        >>> f()\n        1\n    """\n', False),
         ('"""Module.\n\nExample:\n    >>> 1 + 1\n    2\n"""\n', False),
     ],

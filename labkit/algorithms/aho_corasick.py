@@ -40,7 +40,11 @@ MAX_TRANSITIONS = 1 << 18
 def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: int = MAX_PATTERN_CHARS) -> tuple[str, ...]:
     """The patterns as a tuple of non-empty str whose total length is within ``limit``, else LabkitError.
 
-    The total is checked before any of the trie is built. Example: ``check_patterns(["ab"])`` -> ``('ab',)``
+    The total is checked before any of the trie is built.
+
+    Example:
+        >>> check_patterns(["ab", "<|im_end|>"])
+        ('ab', '<|im_end|>')
     """
     out = tuple(patterns)
     if not ({str}.issuperset(map(type, out)) and all(out)):  # the usual case checked at C speed
@@ -270,7 +274,14 @@ class AhoCorasick:
 
     # -- the matcher -------------------------------------------------------------
     def step(self, state: int, ch: str) -> int:
-        """The state after one more character. Example: ``ac.step(ROOT, "<")``"""
+        """The state after one more character.
+
+        Example:
+            >>> ac = AhoCorasick(["<|im_end|>"])
+            >>> after_lt = ac.step(ROOT, "<")
+            >>> ac.depth(after_lt), ac.step(after_lt, "x") == ROOT
+            (1, True)
+        """
         row = self._rows[state]
         code = row.get(ch) if row is not None else None
         if code is None:

@@ -69,28 +69,53 @@ def _class_char(cp: int) -> str:
 
 def is_control(ch: str) -> bool:
     """True for what cleaning removes: control, format and private-use characters (tab,
-    newline and carriage return are whitespace instead). Example: ``is_control("\\u200b")`` -> ``True``"""
+    newline and carriage return are whitespace instead).
+
+    Example:
+        >>> is_control("\\u200b"), is_control("\\n")
+        (True, False)
+    """
     return ch in _CONTROL
 
 
 def is_whitespace(ch: str) -> bool:
-    """True for Unicode White_Space. Example: ``is_whitespace("\\u3000")`` -> ``True``"""
+    """True for Unicode White_Space.
+
+    Example:
+        >>> is_whitespace("\\u3000"), is_whitespace("\\u200b")
+        (True, False)
+    """
     return ch in WHITE_SPACE
 
 
 def is_punctuation(ch: str) -> bool:
     """True for ASCII punctuation (``$``, ``+``, ``^`` too) and Unicode punctuation
-    (P*, as tokenizers knows it). Example: ``is_punctuation("¿")`` -> ``True``"""
+    (P*, as tokenizers knows it).
+
+    Example:
+        >>> is_punctuation("¿"), is_punctuation("$"), is_punctuation("a")
+        (True, True, False)
+    """
     return ch in _PUNCTUATION
 
 
 def is_chinese_char(ch: str) -> bool:
-    """True for a CJK ideograph that BERT isolates. Example: ``is_chinese_char("世")`` -> ``True``"""
+    """True for a CJK ideograph that BERT isolates.
+
+    Example:
+        >>> is_chinese_char("世"), is_chinese_char("か")
+        (True, False)
+    """
     return ch in _CJK
 
 
 def is_nonspacing_mark(ch: str) -> bool:
-    """True for a nonspacing mark (Mn) that accent stripping drops. Example: ``is_nonspacing_mark("\\u0301")`` -> ``True``"""
+    """True for a nonspacing mark (Mn) that accent stripping drops.
+
+    Example:
+        >>> is_nonspacing_mark("\\u0301"), is_nonspacing_mark("e")
+        (True, False)
+    """
     return ch in _NONSPACING
 
 
@@ -249,7 +274,12 @@ class BertBasicTokenizer:
         return normalized, align
 
     def normalize(self, text: str) -> str:
-        """The normalised text. Example: ``BertBasicTokenizer().normalize("Ünïcode\\tx")`` -> ``'unicode x'``"""
+        """The normalised text.
+
+        Example:
+            >>> BertBasicTokenizer().normalize("\\u00dcn\\u00efcode\\tx")
+            'unicode x'
+        """
         return self.normalize_with_alignment(text)[0]
 
     def _reorder_marks(self, text: str) -> tuple[str, list[int]]:
@@ -292,11 +322,21 @@ class BertBasicTokenizer:
     # -- splitting ------------------------------------------------------------------
     def split(self, normalized: str) -> list[tuple[str, int, int]]:
         """Words of normalised text as (word, start, end): spaces dropped, each punctuation
-        mark its own word. Example: ``tok.split("hi, you")`` -> ``[('hi', 0, 2), (',', 2, 3), ('you', 4, 7)]``"""
+        mark its own word.
+
+        Example:
+            >>> BertBasicTokenizer().split("hi, you")
+            [('hi', 0, 2), (',', 2, 3), ('you', 4, 7)]
+        """
         return [(m.group(), m.start(), m.end()) for m in self.word_pattern.finditer(normalized)]
 
     def tokenize(self, text: str) -> list[str]:
-        """Text -> words. Example: ``BertBasicTokenizer().tokenize("Hello, world!")`` -> ``['hello', ',', 'world', '!']``"""
+        """Text -> words.
+
+        Example:
+            >>> BertBasicTokenizer().tokenize("Hello, world!")
+            ['hello', ',', 'world', '!']
+        """
         return self.word_pattern.findall(self.normalize(text))
 
     def tokenize_with_offsets(self, text: str) -> list[tuple[str, int, int]]:

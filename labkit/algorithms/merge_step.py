@@ -36,6 +36,11 @@ class MergeStep:
 
     @property
     def parts_after(self) -> tuple:
-        """Every part after this merge. Example: ``step.parts_after[step.position] == step.merged``"""
+        """Every part after this merge.
+
+        Example:
+            >>> MergeStep(1, 1, "l", "o", "lo", parts_before=("▁", "l", "o", "w")).parts_after
+            ('▁', 'lo', 'w')
+        """
         p = self.position
         return self.parts_before[:p] + (self.merged,) + self.parts_before[p + 2 :]

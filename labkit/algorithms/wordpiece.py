@@ -145,7 +145,14 @@ class WordPiece:
         return pieces
 
     def tokenize(self, word: str) -> list[str]:
-        """One word -> its pieces as strings. Example: ``model.tokenize("playing")`` -> ``['playing']``"""
+        """One word -> its pieces as strings.
+
+        Example:
+            >>> import labkit
+            >>> model = WordPiece.from_vocab(labkit.load("minilm").vocab)
+            >>> model.tokenize("playing"), model.tokenize("tokenizer")
+            (['playing'], ['token', '##izer'])
+        """
         return [self.id_to_token[i] for i, _, _ in self.tokenize_word(word)]
 
     def trace(self, word: str) -> list[Attempt]:
@@ -194,7 +201,12 @@ _CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), ("
 
 def cleanup_spaces(text: str) -> str:
     """Undo the spaces tokenization put before punctuation and contractions, in the order
-    ``tokenizers`` applies the replacements. Example: ``cleanup_spaces(" do not")`` -> ``" don't"``"""
+    ``tokenizers`` applies the replacements.
+
+    Example:
+        >>> cleanup_spaces(" do not"), cleanup_spaces("a , b . c")
+        (" don't", 'a, b. c')
+    """
     for old, new in _CLEANUP:
         text = text.replace(old, new)
     return text

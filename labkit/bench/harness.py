@@ -191,7 +191,14 @@ def add_rates(rows: list[dict], megabytes: float, ratios: dict[str, str]) -> lis
 
 
 def single_thread() -> None:
-    """Pin the references to one thread (tokenizers uses rayon for batches). Example: ``single_thread()``"""
+    """Pin the references to one thread (tokenizers uses rayon for batches).
+
+    Example:
+        >>> import os
+        >>> single_thread()
+        >>> os.environ["TOKENIZERS_PARALLELISM"] in ("false", "true")
+        True
+    """
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 

@@ -34,29 +34,54 @@ GPT2_SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s
 
 
 def node(kind: str, **options) -> dict:
-    """A component as tokenizer.json writes it. Example: ``node("NFKC")`` -> ``{'type': 'NFKC'}``"""
+    """A component as tokenizer.json writes it.
+
+    Example:
+        >>> node("NFKC"), node("Strip", left=True)
+        ({'type': 'NFKC'}, {'type': 'Strip', 'left': True})
+    """
     return {"type": kind, **options}
 
 
 def seq(kind: str, *parts: dict) -> dict:
-    """A Sequence of components. Example: ``seq("normalizer", node("NFD"), node("Lowercase"))``"""
+    """A Sequence of components.
+
+    Example:
+        >>> seq("normalizer", node("NFD"), node("Lowercase"))
+        {'type': 'Sequence', 'normalizers': [{'type': 'NFD'}, {'type': 'Lowercase'}]}
+    """
     key = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers", "decoder": "decoders",
            "post_processor": "processors"}[kind]
     return {"type": "Sequence", key: list(parts)}
 
 
 def replace(pattern: str, content: str, regex: bool = False) -> dict:
-    """A Replace normaliser/decoder. Example: ``replace(" ", "▁")``"""
+    """A Replace normaliser/decoder.
+
+    Example:
+        >>> replace(" ", "▁")
+        {'type': 'Replace', 'pattern': {'String': ' '}, 'content': '▁'}
+    """
     return node("Replace", pattern={"Regex" if regex else "String": pattern}, content=content)
 
 
 def split(pattern: str, behavior: str, invert: bool = False, regex: bool = True) -> dict:
-    """A Split pre-tokenizer. Example: ``split(r"\\d+", "Isolated")``"""
+    """A Split pre-tokenizer.
+
+    Example:
+        >>> split(r"\\d+", "Isolated")
+        {'type': 'Split', 'pattern': {'Regex': '\\\\d+'}, 'behavior': 'Isolated', 'invert': False}
+    """
     return node("Split", pattern={"Regex" if regex else "String": pattern}, behavior=behavior, invert=invert)
 
 
 def metaspace(scheme: str = "always", split_words: bool = True) -> dict:
-    """A Metaspace pre-tokenizer or decoder. Example: ``metaspace("first", False)``"""
+    """A Metaspace pre-tokenizer or decoder.
+
+    Example:
+        >>> metaspace("first", False)
+        {'type': 'Metaspace', 'replacement': '▁', 'prepend_scheme': 'first', 'split': False}
+    """
     return node("Metaspace", replacement=SPACE, prepend_scheme=scheme, split=split_words)
 
 

@@ -63,7 +63,13 @@ def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
 
 
 def to_tokenizer_json(tok: Tokenizer, pretty: bool = True) -> str:
-    """The tokenizer.json text for ``tok``. Example: ``json.loads(to_tokenizer_json(tok))["model"]["type"]``"""
+    """The tokenizer.json text for ``tok``.
+
+    Example:
+        >>> import json, labkit
+        >>> json.loads(to_tokenizer_json(labkit.load("botchan-unigram")))["model"]["type"]
+        'Unigram'
+    """
     return to_tokenizers(tok).to_str(pretty=pretty)
 
 

@@ -92,7 +92,16 @@ class SpmBpeTokenizer(LabkitTokenizer):
         self.decode_style = self.decoder.style
 
     def clear_cache(self) -> None:
-        """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
+        """Forget every cached word (for timing the cold path).
+
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("botchan-bpe", engine="labkit")
+            >>> warm = tok.encode("It was a fine day").ids
+            >>> tok.clear_cache()
+            >>> tok.encode("It was a fine day").ids == warm
+            True
+        """
         self._cache.clear()
 
     # -- encode -------------------------------------------------------------------

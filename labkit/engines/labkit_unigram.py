@@ -83,7 +83,16 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         )
 
     def clear_cache(self) -> None:
-        """Forget every cached word (for timing the cold path). Example: ``tok.clear_cache()``"""
+        """Forget every cached word (for timing the cold path).
+
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("botchan-unigram", engine="labkit")
+            >>> warm = tok.encode("It was a fine day").ids
+            >>> tok.clear_cache()
+            >>> tok.encode("It was a fine day").ids == warm
+            True
+        """
         if self.word_cache is not None:
             self.word_cache.clear()
 
