@@ -94,13 +94,12 @@ class SpmBpeTokenizer(LabkitTokenizer):
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path).
 
-        Example:
+        Example (the next encode merges every word again):
             >>> import labkit
             >>> tok = labkit.load("botchan-bpe", engine="labkit")
-            >>> warm = tok.encode("It was a fine day").ids
             >>> tok.clear_cache()
-            >>> tok.encode("It was a fine day").ids == warm
-            True
+            >>> tok.encode("It was a fine day").tokens
+            ['▁It', '▁was', '▁a', '▁f', 'ine', '▁day']
         """
         self._cache.clear()
 
