@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from labkit.core import LabkitError
-from labkit.exercises import verdict as _verdict
+from labkit.exercises import answerable, verdict as _verdict
 
 
 def _load(case, engine):
@@ -26,6 +26,7 @@ def _load(case, engine):
     return load(case.build(folder), engine=engine)
 
 
+@answerable
 def check_default_engine(case, answer: str) -> bool:
     """Which engine does ``labkit.load`` pick for this configuration with engine=None?
 
@@ -38,9 +39,12 @@ def check_default_engine(case, answer: str) -> bool:
         True
     """
     picked = _load(case, None).engine
-    return _verdict(answer == picked, "labkit serves a tokenizer.json when it implements every component; else hf")
+    hint = ("labkit serves a tokenizer.json when it implements every component; else hf"
+            if answer == "labkit" else "hf serves it only when labkit cannot: does labkit implement every component?")
+    return _verdict(answer == picked, hint)
 
 
+@answerable
 def check_refused_component(case, answer: str) -> bool:
     """Which component (e.g. ``"pre_tokenizer UnicodeScripts"``) makes engine='labkit' refuse?
     ``"none"`` if labkit serves the configuration.
@@ -54,8 +58,17 @@ def check_refused_component(case, answer: str) -> bool:
         right
         True
     """
+    answer = str(answer).strip()
     try:
         _load(case, "labkit")
     except LabkitError as exc:
-        return _verdict(answer != "none" and answer in str(exc), "read the refusal: it names the component")
-    return _verdict(answer == "none", "labkit served this configuration: nothing was refused")
+        refusal = str(exc)
+    else:
+        return _verdict(answer == "none", "labkit served this configuration: nothing was refused, answer 'none'")
+    if answer == "none":
+        return _verdict(False, "labkit refused this one: load it with engine='labkit' and read the error")
+    kind, _, name = answer.partition(" ")
+    if not name or f"implement {kind} " not in refusal:
+        return _verdict(False, "the kind: answer as '<kind> <Type>', the kind being normalizer, pre_tokenizer, "
+                               "model, decoder or post_processor")
+    return _verdict(f"implement {kind} {name}" in refusal, f"the kind ({kind}) is right, the type is not")

@@ -162,23 +162,31 @@ assert mine.engine == "labkit" and mine.encode(" x").tokens == reference.encode(
 
 # %% [markdown]
 # ## Try it
-# Each checker prints `right` or `wrong` with a hint. Replace the `None`s with your answers.
+# Replace each `...` with your answer and run the cell: the checker prints `right`, or
+# `wrong` with a hint that says which part is off. Worked answers:
+# `notebooks/solutions/14_conformance_matrix.ipynb`.
 #
-# 1. Which engine does `engine=None` pick for `hf/wordlevel-fixed-length`?
-# 2. Which component makes `engine="labkit"` refuse `hf/bpe-metaspace-unicode-scripts`
-#    (answer like `"pre_tokenizer Digits"`, or `"none"`)? And for `hf/bpe-bytelevel-qwen2-nfc`?
+# 1. Which engine does `engine=None` pick for `hf/wordlevel-fixed-length` (`"labkit"` or
+#    `"hf"`)? Hint: labkit is the default only when it implements every component of the
+#    file; look at the file's pre-tokenizer.
 
 # %%
 from labkit.exercises.conformance import check_default_engine, check_refused_component
 
 by_name = {c.name: c for c in cases}
-answer_1 = None
-answer_2a, answer_2b = None, None
-if answer_1 is not None:
-    check_default_engine(by_name["hf/wordlevel-fixed-length"], answer_1)
-if answer_2a is not None:
-    check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], answer_2a)
-    check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
+answer_1 = ...
+check_default_engine(by_name["hf/wordlevel-fixed-length"], answer_1)
+
+# %% [markdown]
+# 2. Which component makes `engine="labkit"` refuse `hf/bpe-metaspace-unicode-scripts`
+#    (answer like `"pre_tokenizer Digits"`, or `"none"`)? And for `hf/bpe-bytelevel-qwen2-nfc`?
+#    Hint 1: the refusal names the component; `labkit.load(case.build(folder), engine="labkit")`
+#    shows it. Hint 2: NFC is not a refusal reason by itself: labkit implements it.
+
+# %%
+answer_2a, answer_2b = ..., ...
+check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], answer_2a)
+check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 
 # %% [markdown]
 # ## Summary
