@@ -124,6 +124,20 @@ class AhoCorasick:
         lo, hi = self._run[node]
         while lo < hi and len(ordered[lo]) == depth:  # the node's own pattern sorts first
             lo += 1
+        if lo == hi:  # a leaf
+            return kids
+        ch = ordered[lo][depth]
+        if ordered[hi - 1][depth] == ch:  # one child (the usual case down a long pattern): no search
+            kids[ch] = len(self._depth)
+            self._source.append(order[lo] if hi - lo == 1 else min(order[lo:hi]))
+            self._terminal.append(order[lo] if len(ordered[lo]) == depth + 1 else -1)
+            self._run.append((lo, hi))
+            self._children.append(None)
+            self._parent.append(node)
+            self._depth.append(depth + 1)
+            for table in (self._fail, self._match, self._hold, self._rows):
+                table.append(None)
+            return kids
         groups = []  # (lowest pattern index, first char, run) per child
         while lo < hi:
             head = ordered[lo]
