@@ -38,10 +38,11 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter trust $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb) > /dev/null
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
-# both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope)
+# both cores: tests spread freely; a notebook's cells stay together on one worker (loadscope).
+# The first run needs no nbval: loading it (nbformat, jsonschema) costs every pytest process ~2 s CPU
 JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest tests labkit --doctest-modules -q -n $(JOBS) --dist worksteal
+	$(PY) -m pytest tests labkit --doctest-modules -q -n $(JOBS) --dist worksteal -p no:nbval
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider notebooks -q -n $(JOBS) --dist loadscope
 
 # one notebook, checked as `make test` checks it: make check NB=04_wordpiece
