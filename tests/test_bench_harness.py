@@ -86,20 +86,3 @@ def test_over_and_reference_row():
     assert row["exact"] is False
     assert "exact" not in harness.reference_row("toy", "ref", len, "abc", 1)
     assert harness.workload_megabytes(["é", "a"]) == harness.workload_megabytes("éa") == 3e-6
-
-
-def test_throughput_main_status_and_table(capsys):
-    def measure(name, work, repeat):
-        return harness.add_rates([dict(vocab=name, engine="ref", seconds=1.0, exact=name != "bad")], 1.0, {"x ref": "ref"})
-
-    def small(megabytes):
-        return "tiny", f"tiny workload of {megabytes} MB"
-
-    kwargs = dict(suite="toy", doc="toy suite", vocabs=("good", "bad"), measure=measure,
-                  columns=["vocab", "engine", "x ref", "exact"], workload=small)
-    assert harness.throughput_main(["--vocab", "good", "--mb", "0.5"], **kwargs) == 0
-    out = capsys.readouterr().out
-    assert "tiny workload of 0.5 MB; median of 3, single thread" in out and "good   ref" in out
-    assert harness.throughput_main([], **kwargs) == 1
-    with pytest.raises(SystemExit):
-        harness.throughput_main(["--vocab", "other"], **kwargs)

@@ -12,7 +12,7 @@ From a shell: ``python -m labkit.bench bpe --mb 0.5 --repeat 3``
 from __future__ import annotations
 
 from labkit.bench.compare import TIKTOKEN, TOKENIZERS, suite_main
-from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
+from labkit.bench.harness import add_rates, encoding_ids, labkit_rows, ordinary_ids, reference_row, workload_megabytes
 
 VOCABS = ("gpt2", "cl100k_base", "qwen2")
 COLUMNS = ["vocab", "engine", "MB/s", "x tokenizers", "exact", "note"]
@@ -48,7 +48,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     rows += labkit_rows(tok, text, repeat, vocab=name)
     expected = ordinary_ids(tok, text)
     if ref is not None:
-        rows.append(reference_row(name, "tokenizers encode", ref.encode, text, repeat, expected=expected, ids=lambda e: e.ids))
+        rows.append(reference_row(name, "tokenizers encode", ref.encode, text, repeat, expected=expected, ids=encoding_ids))
     tiktoken_engine, why = _reference(tok.vocab, "tiktoken")
     if tiktoken_engine is not None:
         enc = tiktoken_engine.backend  # the library itself, not labkit's wrapper

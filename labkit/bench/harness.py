@@ -1,7 +1,7 @@
 """Timing helpers shared by the benchmark suites: medians over repeats, MB/s, the corpus,
-and the skeleton of the throughput suites (bpe, spm, wordpiece, unigram): labkit timed cold
-and warm, the references timed in the same run with an untimed exactness check, ratio
-columns, and one ``main``.
+and the rows of the throughput suites (bpe, spm, wordpiece, unigram): labkit timed cold
+and warm, the references timed in the same run with an untimed exactness check, and ratio
+columns (each suite's ``main`` is :func:`labkit.bench.compare.suite_main`).
 
 Example (timings vary, so only their kind is shown):
     >>> import labkit
@@ -12,7 +12,6 @@ Example (timings vary, so only their kind is shown):
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import statistics
@@ -203,38 +202,30 @@ def single_thread() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def corpus_workload(megabytes: float) -> tuple[str, str]:
-    """(botchan repeated to about ``megabytes`` MB, a line describing it)."""
-    text = corpus(megabytes)
-    return text, f"corpus: botchan.txt repeated, {len(text.encode('utf-8')) / 1e6:.2f} MB"
+def encoding_ids(encoding) -> list[int]:
+    """The ids of a ``tokenizers`` Encoding (what a reference row compares with labkit's ids)."""
+    return encoding.ids
 
 
-def throughput_main(argv: list[str] | None, *, suite: str, doc: str, vocabs: Sequence[str], measure: Callable,
-                    columns: list[str], workload: Callable[[float], tuple[Workload, str]] = corpus_workload) -> int:
-    """The ``main`` of a throughput suite: ``--mb``, ``--repeat``, ``--vocab``; one thread; the
-    table of ``measure(name, work, repeat)`` rows; exit status 1 if a row is not exact.
+def vocab_rows(name: str, work: Workload, repeat: int, references, *, ratio_column: str) -> list[dict]:
+    """Rows of MB/s for one bundled vocab: labkit cold and warm (:func:`labkit_rows`), then each
+    reference ``(row label, its library's call on a text, ids of what it returns)``, checked
+    against labkit's ids; ``ratio_column`` is every row's speed against the first reference.
 
-    Example (a 2 KB run of the spm suite; the table, with its timings, is not shown):
-        >>> import contextlib, io
-        >>> from labkit.bench.spm import COLUMNS, VOCABS, measure
-        >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
-        ...     status = throughput_main(["--mb", "0.002", "--repeat", "1", "--vocab", "botchan-bpe"],
-        ...                              suite="spm", doc="spm", vocabs=VOCABS, measure=measure, columns=COLUMNS)
-        >>> status, printed.getvalue().splitlines()[1].split()
-        (0, ['vocab', 'engine', 'MB/s', 'x', 'sentencepiece', 'exact'])
+    Example:
+        >>> import labkit
+        >>> hf = labkit.load("minilm", engine="hf").backend
+        >>> plain = lambda text: hf.encode(text, add_special_tokens=False)  # labkit's rows add none either
+        >>> rows = vocab_rows("minilm", "Hello world", 1, [("tokenizers encode", plain, encoding_ids)],
+        ...                   ratio_column="x tokenizers")
+        >>> [(row["engine"], row.get("exact")) for row in rows][2:], rows[-1]["x tokenizers"]
+        ([('labkit warm encode_ordinary', None), ('tokenizers encode', True)], 1.0)
     """
-    parser = argparse.ArgumentParser(prog=f"python -m labkit.bench {suite}", description=doc.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1.0, help="workload size in MB (botchan repeated)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per engine (median)")
-    parser.add_argument("--vocab", action="append", choices=list(vocabs), help="vocab(s) to run (default: all)")
-    args = parser.parse_args(argv or [])
-    if not 0 < args.mb <= 1000 or args.repeat < 1:
-        parser.error(f"--mb must be in (0, 1000] and --repeat >= 1, got --mb {args.mb} --repeat {args.repeat}")
-    single_thread()
-    work, description = workload(args.mb)
-    print(f"{description}; median of {args.repeat}, single thread")
-    rows = []
-    for name in args.vocab or vocabs:
-        rows.extend(measure(name, work, args.repeat))
-    print(table(rows, columns))
-    return 1 if any(row.get("exact") is False for row in rows) else 0
+    import labkit
+
+    tok = labkit.load(name, engine="labkit")
+    rows = labkit_rows(tok, work, repeat, vocab=name)
+    expected = ordinary_ids(tok, work)
+    for label, fn, ids in references:
+        rows.append(reference_row(name, label, fn, work, repeat, expected=expected, ids=ids))
+    return add_rates(rows, workload_megabytes(work), {ratio_column: references[0][0]})

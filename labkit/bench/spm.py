@@ -13,7 +13,7 @@ From a shell: ``python -m labkit.bench spm --mb 0.5 --repeat 3``
 from __future__ import annotations
 
 from labkit.bench.compare import SENTENCEPIECE, TOKENIZERS, suite_main
-from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
+from labkit.bench.harness import encoding_ids, vocab_rows
 
 VOCABS = ("llama-spm", "botchan-bpe")
 COLUMNS = ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]
@@ -30,15 +30,11 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """
     import labkit
 
-    tok = labkit.load(name, engine="labkit")
     sp = labkit.load(name, engine="sentencepiece").backend
     hf = labkit.load(name, engine="hf").backend
-    rows = labkit_rows(tok, text, repeat, vocab=name)
-    expected = ordinary_ids(tok, text)
-    rows.append(reference_row(name, "sentencepiece encode (ids)", sp.encode, text, repeat, expected=expected))
-    rows.append(reference_row(name, "tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), text, repeat,
-                              expected=expected, ids=lambda e: e.ids))
-    return add_rates(rows, workload_megabytes(text), {"x sentencepiece": "sentencepiece encode (ids)"})
+    references = [("sentencepiece encode (ids)", sp.encode, list),
+                  ("tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), encoding_ids)]
+    return vocab_rows(name, text, repeat, references, ratio_column="x sentencepiece")
 
 
 def main(argv: list[str] | None = None) -> int:

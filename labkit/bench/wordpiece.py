@@ -12,7 +12,7 @@ From a shell: ``python -m labkit.bench wordpiece --mb 0.5 --repeat 3``
 from __future__ import annotations
 
 from labkit.bench.compare import TOKENIZERS, suite_main
-from labkit.bench.harness import add_rates, labkit_rows, ordinary_ids, reference_row, throughput_main, workload_megabytes
+from labkit.bench.harness import encoding_ids, vocab_rows
 
 VOCABS = ("bert-bge", "minilm")
 COLUMNS = ["vocab", "engine", "MB/s", "x tokenizers", "exact"]
@@ -29,12 +29,9 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     """
     import labkit
 
-    tok = labkit.load(name, engine="labkit")
     hf = labkit.load(name, engine="hf").backend
-    rows = labkit_rows(tok, text, repeat, vocab=name)
-    rows.append(reference_row(name, "tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), text, repeat,
-                              expected=ordinary_ids(tok, text), ids=lambda e: e.ids))
-    return add_rates(rows, workload_megabytes(text), {"x tokenizers": "tokenizers encode"})
+    references = [("tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), encoding_ids)]
+    return vocab_rows(name, text, repeat, references, ratio_column="x tokenizers")
 
 
 def main(argv: list[str] | None = None) -> int:

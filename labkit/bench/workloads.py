@@ -96,7 +96,7 @@ def _code_context(rng: random.Random, n_functions: int = 60) -> str:
             f'    """{verb.capitalize()} each {noun} up to the limit."""',
             "    out = []",
             "    for position, item in enumerate(items):",
-            f"        if position >= limit or item is None:",
+            "        if position >= limit or item is None:",
             "            break",
             f"        out.append(item * {rng.randint(2, 9)} + position)",
             "    return out",
