@@ -226,10 +226,11 @@ assert not keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=False), found)
 assert keeps_promise(WindowDiffDecoder(qwen, k=4, fallback=True), found)
 
 # %% [markdown]
-# **The window diff as a small server shipped it.** mini_sglang's detokenizer (described in
-# the seed of this book) has the same window diff, a fallback for the lost character, and a
-# `flush` that emits "the rest of the last window". The cell below is our own code written
-# from that description, not theirs: the window diff of *K* = 4 ids as above; the fallback,
+# **The window diff as a small server shipped it.** mini_sglang's detokenizer, as the brief
+# this book was written from describes it, has the same window diff, a fallback for the lost
+# character, and a `flush` that emits "the rest of the last window". (We could not find that
+# version's source to link: the public mini-sglang projects we found stream with read and
+# surrogate offsets instead.) The cell below is our own code written from that description: the window diff of *K* = 4 ids as above; the fallback,
 # when the diff is empty, decodes *all* ids and emits what goes past the text sent so far;
 # and `flush` finds where the last window starts in the output by decoding the ids before it,
 # and emits the window's text from the first character not yet sent.
