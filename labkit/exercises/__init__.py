@@ -18,6 +18,7 @@ without being shown it.
 | ``formats`` | 11_factory_formats_hub |
 | ``perf`` | 12_performance, 15_serving_metrics |
 | ``training`` | 13_where_vocabularies_come_from |
+| ``conformance`` | 14_conformance_matrix |
 
 Example:
     >>> from labkit.exercises.tour import check_token_count
