@@ -231,11 +231,11 @@ def test_lru_store_bounds_entries_and_bytes():
 def test_l1_memory_budget_evicts_and_stays_correct():
     tok = load("qwen2", "hf")
     workload = make_workload("multi_turn", n_requests=60)
-    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True, l1_max_memory=512 * 1024))
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True, l1_max_memory=256 * 1024))
     for p in workload.prompts:
-        assert cached.encode(p).ids == tok.encode(p).ids
+        assert same(cached.encode(p), tok.encode(p))  # offsets read: entries keep them too
     stats = cached.stats()["l1"]
-    assert stats["evictions"] > 0 and stats["bytes"] <= 512 * 1024
+    assert stats["evictions"] > 0 and stats["bytes"] <= 256 * 1024
 
 
 def test_shared_stores_never_serve_another_tokenizer():
@@ -244,6 +244,7 @@ def test_shared_stores_never_serve_another_tokenizer():
     a = CachedTokenizer(qwen, BOTH, l0_store=l0, l1_store=l1)
     b = CachedTokenizer(gpt2, BOTH, l0_store=l0, l1_store=l1)
     assert a.fingerprint != b.fingerprint
+    assert a.l0 is l0 and b.l0 is l0 and a.l1 is l1 and b.l1 is l1  # empty stores are shared too
     text = "<|endoftext|>héllo wörld <|endoftext|> again"
     assert a.encode(text).ids == qwen.encode(text).ids
     assert b.encode(text).ids == gpt2.encode(text).ids

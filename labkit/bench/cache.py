@@ -103,8 +103,7 @@ def hit_overhead(name: str = "qwen2", engine: str = "hf", n_requests: int = 200,
     cached.encode(prompts[0])  # the shared system prompt is cached: every later request is a hit
     suffix_us, hit_us = [], []
     for index, prompt in enumerate(prompts[1:]):
-        cuts = cached.boundaries.cut_points(prompt)
-        node, _ = cached.l1.longest(cached.fingerprint, prompt, cuts)
+        node, _ = cached.cached_prefix(prompt)
         suffix = prompt[node.end:] if node is not None else prompt
         pair = [("suffix", lambda: tok.encode(suffix)), ("hit", lambda: cached.encode(prompt))]
         for label, call in (pair if index % 2 else pair[::-1]):

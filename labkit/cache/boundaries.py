@@ -171,6 +171,24 @@ def _trie_pattern(spellings: list[str]) -> str:
     return build(trie)
 
 
+def kept_cuts(ends: list[int], start: int, min_gap: int) -> list[int]:
+    """The cuts among ``ends`` that are at least ``min_gap`` characters after the previous kept
+    one (``start`` counts as kept). Decided from the text before each cut, so every text that
+    shares a prefix cuts it the same way.
+
+    Example:
+        >>> from labkit.cache.boundaries import kept_cuts
+        >>> kept_cuts([12, 40, 52, 90], 0, 16)
+        [40, 90]
+    """
+    kept, last = [], start
+    for end in ends:
+        if end - last >= min_gap:
+            kept.append(end)
+            last = end
+    return kept
+
+
 # up to this many safe spellings, cut points are found with str.find, one scan per spelling
 _FIND_AT_MOST = 8
 
@@ -214,6 +232,26 @@ class SafeBoundaries:
                 start = text.find(spelling, start + width)
         ends.sort()
         return ends
+
+    def ends_from(self, text: str, start: int) -> list[int]:
+        """Offsets just after each safe special token in ``text[start:]``, where ``start`` is 0
+        or itself such an offset (a spelling never straddles it: safe spellings do not overlap)."""
+        if self._pattern is None:
+            return []
+        return [match.end() for match in self._pattern.finditer(text, start)]
+
+    def next_cut(self, text: str, start: int, min_gap: int) -> int | None:
+        """The first offset just after a safe special token at least ``min_gap`` characters
+        after ``start`` (0 or such an offset), or None."""
+        search, position = self._pattern.search if self._pattern is not None else None, start
+        while search is not None:
+            match = search(text, position)
+            if match is None:
+                return None
+            position = match.end()
+            if position - start >= min_gap:
+                return position
+        return None
 
     def cut_points_by_splitting(self, text: str, parse_special: bool = True) -> list[int]:
         """The same cut points, found by running the full added-token splitter."""

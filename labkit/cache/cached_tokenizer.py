@@ -17,24 +17,23 @@ Example:
 """
 from __future__ import annotations
 
-import sys
-from bisect import bisect_left
+import time
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import compress
 
 from labkit import metrics
-from labkit.cache.boundaries import SafeBoundaries
+from labkit.cache.boundaries import SafeBoundaries, kept_cuts
 from labkit.cache.fingerprint import tokenizer_fingerprint
 from labkit.cache.lru import TextStore
-from labkit.cache.prefix_tree import PrefixTree
-from labkit.cache.sizes import encoding_bytes
+from labkit.cache.prefix_tree import PrefixNode, PrefixTree
 from labkit.core import Encoding, LabkitError, Tokenizer
 
-# an L0 entry beyond its payload: key tuple, value tuple, two slots in the LRU map
-_L0_OVERHEAD = sys.getsizeof((b"", "", True, True)) + sys.getsizeof(((), (), ())) + 2 * 104 + 64
 # one request's or one entry's share of a level's budget, at most
 SHARE_OF_BUDGET = 8
-_END = itemgetter(1)
+# a cut closer than this to the previous one is skipped (a node for "\n<|im_start|>" costs
+# more to keep and to store than it saves); decided from the text before the cut, so every
+# prompt that shares a prefix cuts it the same way
+MIN_SEGMENT = 16
 
 
 @dataclass(frozen=True)
@@ -104,37 +103,62 @@ class CachedTokenizer(Tokenizer):
         self.fingerprint = tokenizer_fingerprint(tok)
         self.l0 = None
         if config.enable_l0:
-            self.l0 = l0_store or TextStore(max_entries=config.l0_max_entries, max_bytes=config.l0_max_memory,
+            # "is not None": an empty store has len() 0, so `or` would replace a shared store
+            self.l0 = l0_store if l0_store is not None else TextStore(max_entries=config.l0_max_entries, max_bytes=config.l0_max_memory,
                                             max_entry=max(1, config.l0_max_memory // SHARE_OF_BUDGET))
         self.l1 = None
         if config.enable_l1:
-            self.l1 = l1_store or PrefixTree(max_bytes=config.l1_max_memory)
+            self.l1 = l1_store if l1_store is not None else PrefixTree(max_bytes=config.l1_max_memory)
         self.boundaries = SafeBoundaries(tok) if config.enable_l1 else None
+        # safe special id -> its spelling
+        self._safe_spelling = {a.id: a.content for a in self.boundaries.tokens} if self.boundaries else {}
         self._framing = self._find_framing() if config.enable_l1 else None
         self.prefix_tokens_reused = 0
         self.tokens_encoded = 0
 
     # -- the surface ---------------------------------------------------------
+    def encode(self, text: str, *, add_special_tokens: bool = False, parse_special: bool = True) -> Encoding:
+        """Text -> Encoding, as the wrapped tokenizer gives it. The text is not scanned for lone
+        surrogates here: each character either reaches the wrapped engine, which refuses them,
+        or is part of a text that engine already took."""
+        if not isinstance(text, str):
+            raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
+        if not metrics.ENABLED:
+            return self._encode(text, bool(add_special_tokens), bool(parse_special))
+        started = time.perf_counter()
+        enc = self._encode(text, bool(add_special_tokens), bool(parse_special))
+        metrics.record_encode(self, time.perf_counter() - started, len(enc.ids), len(text))
+        return enc
+
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         l0 = self.l0
-        key = None
         if l0 is not None:
-            key = (self.fingerprint, text, add_special_tokens, parse_special)
-            # a text of a length L0 does not hold cannot hit: skip hashing it
-            hit = l0.get(key) if l0.may_hold(text) else l0.count_miss()
-            metrics.record_cache_lookup(self, "l0", hit is not None)
-            if hit is not None:
-                return Encoding(list(hit[0]), list(hit[1]), list(hit[2]))
+            entry = l0.lookup(self.fingerprint, text, add_special_tokens, parse_special)
+            metrics.record_cache_lookup(self, "l0", entry is not None)
+            if entry is not None:
+                parts = _MadeOnce(self._l0_payload, (entry, add_special_tokens, parse_special))
+                return Encoding(list(entry.ids), parts.tokens, parts.offsets)
         reused = 0
         if self.l1 is not None:
             enc, reused = self._encode_with_prefixes(text, add_special_tokens, parse_special)
         else:
             enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
-        if key is not None and not reused:
+        if l0 is not None and not reused:
             # L0 keeps what L1 could not serve (a prompt L1 served costs little to serve again)
-            value = (tuple(enc.ids), tuple(enc.tokens), tuple(enc.offsets))
-            l0.put(key, value, size=_L0_OVERHEAD + sys.getsizeof(text) + encoding_bytes(*value))
+            l0.store(self.fingerprint, text, add_special_tokens, parse_special, tuple(enc.ids))
         return enc
+
+    def _l0_payload(self, entry, add_special_tokens: bool, parse_special: bool) -> tuple[list, list]:
+        """An L0 entry's token strings and offsets: kept ones, or the text encoded again
+        (its ids must equal the stored ones) and kept from then on."""
+        if entry.tokens is not None:
+            return entry.tokens, entry.offsets
+        enc = self.inner.encode(entry.text, add_special_tokens=add_special_tokens, parse_special=parse_special)
+        if tuple(enc.ids) != entry.ids:
+            raise LabkitError(f"{self.name}: the engine encodes a cached text to other ids than before")
+        tokens, offsets = tuple(enc.tokens), tuple(enc.offsets)
+        self.l0.fill(entry, tokens, offsets)
+        return tokens, offsets
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         return self.inner.decode(ids, skip_special_tokens=skip_special_tokens)
@@ -177,73 +201,122 @@ class CachedTokenizer(Tokenizer):
                 return head, tail, tail_at_end
         raise LabkitError(f"{self.name}: cannot find what add_special_tokens adds; L1 cannot serve this tokenizer")
 
-    def _encode_suffix(self, text: str, position: int, cuts: list[int], parse_special: bool):
-        """Encode text[position:] in one call and split it at ``cuts``: one (ids, tokens,
-        offsets) piece per cut plus the tail. Each cut must fall right after a safe special
-        token in the result; if one does not, encode segment by segment instead."""
-        part = self.inner.encode(text[position:], add_special_tokens=False, parse_special=parse_special)
-        self.tokens_encoded += len(part.ids)
-        ids, tokens = part.ids, part.tokens
-        offsets = [(s + position, e + position) for s, e in part.offsets] if position else part.offsets
-        if not cuts:
-            return [(ids, tokens, offsets)]
-        pieces, begin, safe = [], 0, self.boundaries.ids
-        for cut in cuts:
-            # the first token ending at or after the cut must be the special token ending there
-            j = bisect_left(offsets, cut, begin, key=_END)
-            if j >= len(ids) or offsets[j][1] != cut or ids[j] not in safe:
-                return self._encode_segments(text, position, cuts, parse_special)
-            pieces.append((ids[begin : j + 1], tokens[begin : j + 1], offsets[begin : j + 1]))
-            begin = j + 1
-        pieces.append((ids[begin:], tokens[begin:], offsets[begin:]))
-        return pieces
+    def cut_points(self, text: str, parse_special: bool = True) -> list[int]:
+        """The cuts L1 uses: safe cut points, each at least MIN_SEGMENT characters after the one before."""
+        return kept_cuts(self.boundaries.cut_points(text, parse_special), 0, MIN_SEGMENT) if self.boundaries else []
 
-    def _encode_segments(self, text: str, position: int, cuts: list[int], parse_special: bool):
-        """The slow, obviously right way: one encode per segment between cuts."""
-        pieces = []
-        for end in [*cuts, len(text)]:
-            part = self.inner.encode(text[position:end], add_special_tokens=False, parse_special=parse_special)
-            pieces.append((list(part.ids), list(part.tokens), [(s + position, e + position) for s, e in part.offsets]))
-            position = end
-        return pieces
+    def cached_prefix(self, text: str) -> tuple[PrefixNode | None, int]:
+        """The deepest L1 node on the path of ``text`` and its depth (-1 if none); counts a lookup."""
+        return self.l1.longest(self.fingerprint, text, self._next_cut)
+
+    def _next_cut(self, text: str, start: int) -> int | None:
+        return self.boundaries.next_cut(text, start, MIN_SEGMENT)
+
+    def _encode_segment(self, segment: str) -> Encoding:
+        return self.inner.encode(segment, add_special_tokens=False, parse_special=True)
+
+    def _split_points(self, ids: list[int], text: str, ends: list[int], cuts: list[int]) -> list[int] | None:
+        """For each cut, the index in ``ids`` just past the special token that ends there: the
+        suffix's safe special ids must be, in order, one per safe spelling found in its text,
+        each the token of the spelling that ends at its offset. None if they are not."""
+        spelling = self._safe_spelling
+        where = list(compress(range(len(ids)), map(spelling.__contains__, ids)))
+        if len(where) != len(ends):
+            return None
+        for index, end in zip(where, ends):
+            if not text.endswith(spelling[ids[index]], 0, end):
+                return None
+        after = dict(zip(ends, where))
+        return [after[cut] + 1 for cut in cuts]
 
     def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> tuple[Encoding, int]:
         """The Encoding, and how many of its tokens came from L1."""
-        cuts = self.boundaries.cut_points(text, parse_special)
-        if not cuts:
-            enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
-            self.tokens_encoded += len(enc.ids)
-            return enc, 0
+        if not parse_special or not self._safe_spelling:
+            return self._encode_uncut(text, add_special_tokens, parse_special), 0
         tree = self.l1
-        node, depth = tree.longest(self.fingerprint, text, cuts)
+        node, _ = tree.longest(self.fingerprint, text, self._next_cut)
         metrics.record_cache_lookup(self, "l1", node is not None)
-        if node is not None:
-            ids, tokens, offsets = [], [], []
-            for link in node.chain():  # the shared tuples are extended into fresh lists, not copied one by one
-                ids += link.ids
-                tokens += link.tokens
-                offsets += link.offsets
-            reused = len(ids)
-            self.prefix_tokens_reused += reused
-            parent, position = node, node.end
+        position = node.end if node is not None else 0
+        if not tree.admits(node or tree.root(self.fingerprint)):
+            ends = cuts = ()
         else:
-            ids, tokens, offsets, reused = [], [], [], 0
-            parent, position = tree.root(self.fingerprint), 0
-        new_cuts = cuts[depth + 1 :]
-        pieces = self._encode_suffix(text, position, new_cuts, parse_special)
-        allowance = tree.max_per_request
-        for k, (part_ids, part_tokens, part_offsets) in enumerate(pieces):
-            if k < len(new_cuts) and parent is not None:
-                parent, charged = tree.add(parent, text, new_cuts[k], tuple(part_ids), tuple(part_tokens),
-                                           tuple(part_offsets), allowance)
+            ends = self.boundaries.ends_from(text, position)
+            cuts = kept_cuts(ends, position, MIN_SEGMENT)
+        if node is None and not cuts:  # nothing to reuse and nothing to keep: the engine's own Encoding
+            return self._encode_uncut(text, add_special_tokens, parse_special), 0
+        part = self.inner.encode(text[position:] if position else text, add_special_tokens=False, parse_special=True)
+        ids = part.ids
+        if cuts:
+            splits = self._split_points(ids, text, ends, cuts)
+            if splits is None:  # the engine did not cut where the text says: serve it whole, keep nothing
+                return self._encode_uncut(text, add_special_tokens, parse_special), 0
+            parent, begin, allowance = node or tree.root(self.fingerprint), 0, tree.max_per_request
+            for cut, split in zip(cuts, splits):
+                parent, charged = tree.add(parent, text, cut, tuple(ids[begin:split]), allowance)
+                if parent is None:
+                    break
                 allowance -= charged
-            ids += part_ids
-            tokens += part_tokens
-            offsets += part_offsets
+                begin = split
+        self.tokens_encoded += len(ids)
+        if node is None and not add_special_tokens:
+            return part, 0
+        chain = node.chain() if node is not None else []
+        framing = self._framing if add_special_tokens else ((), (), ())
+        out = [i for i, _, _ in framing[0]] if add_special_tokens else []
+        for link in chain:
+            out += link.ids
+        out += ids
         if add_special_tokens:
-            head, tail, tail_at_end = self._framing
-            ids = [i for i, _, _ in head] + ids + [i for i, _, _ in tail]
-            tokens = [t for _, t, _ in head] + tokens + [t for _, t, _ in tail]
-            end_offsets = [(len(text), len(text)) if at_end else off for (_, _, off), at_end in zip(tail, tail_at_end)]
-            offsets = [o for _, _, o in head] + offsets + end_offsets
-        return Encoding(ids, tokens, offsets), reused
+            out += [i for i, _, _ in framing[1]]
+        reused = node.length if node is not None else 0
+        self.prefix_tokens_reused += reused
+        parts = _MadeOnce(self._tokens_and_offsets, (text, chain, part, position, framing))
+        return Encoding(out, parts.tokens, parts.offsets), reused
+
+    def _encode_uncut(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
+        self.tokens_encoded += len(enc.ids)
+        return enc
+
+    def _tokens_and_offsets(self, text: str, chain: list[PrefixNode], part: Encoding, position: int, framing):
+        """Token strings and offsets of a result made from cached segments and a new suffix."""
+        head, tail, tail_at_end = framing
+        tokens, offsets = [t for _, t, _ in head], [o for _, _, o in head]
+        for link in chain:
+            link_tokens, link_offsets = self.l1.filled(link, self._encode_segment)
+            tokens += link_tokens
+            offsets += link_offsets
+        tokens += part.tokens
+        offsets += _shifted(part.offsets, position) if position else part.offsets
+        tokens += [t for _, t, _ in tail]
+        offsets += [(len(text), len(text)) if at_end else off for (_, _, off), at_end in zip(tail, tail_at_end)]
+        return tokens, offsets
+
+
+def _shifted(offsets: list[tuple[int, int]], by: int) -> list[tuple[int, int]]:
+    """Offsets moved right by ``by`` characters (zip and map: no Python-level loop)."""
+    if not offsets:
+        return []
+    starts, ends = zip(*offsets)
+    return list(zip(map(by.__add__, starts), map(by.__add__, ends)))
+
+
+class _MadeOnce:
+    """An Encoding's lazy tokens and offsets, sharing one call of ``make(*args)`` that gives
+    both; each read gets a fresh list."""
+
+    __slots__ = ("make", "args", "made")
+
+    def __init__(self, make, args: tuple):
+        self.make, self.args, self.made = make, args, None
+
+    def _pair(self):
+        if self.made is None:
+            self.made = self.make(*self.args)
+        return self.made
+
+    def tokens(self) -> list[str]:
+        return list(self._pair()[0])
+
+    def offsets(self) -> list[tuple[int, int]]:
+        return list(self._pair()[1])

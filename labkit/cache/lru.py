@@ -9,9 +9,12 @@ Example:
 """
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Hashable
+
+from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 
 
 class LruStore:
@@ -49,16 +52,6 @@ class LruStore:
             self.hits += 1
             return item[0]
 
-    def count_miss(self) -> None:
-        """Count a lookup that was answered without looking (the key cannot be stored)."""
-        with self._lock:
-            self.misses += 1
-
-    def peek(self, key: Hashable) -> bool:
-        """True if ``key`` is stored (counts nothing, moves nothing)."""
-        with self._lock:
-            return key in self._items
-
     def put(self, key: Hashable, value: Any, size: int = 1) -> None:
         with self._lock:
             if self.max_entry is not None and size > self.max_entry:
@@ -67,29 +60,22 @@ class LruStore:
             old = self._items.pop(key, None)
             if old is not None:
                 self.bytes -= old[1]
-                self._forget(key)
-            self._remember(key)
             self._items[key] = (value, size)
             self.bytes += size
-            while self._items and (
-                (self.max_entries is not None and len(self._items) > self.max_entries)
-                or (self.max_bytes is not None and self.bytes > self.max_bytes)
-            ):
-                evicted_key, (_, evicted_size) = self._items.popitem(last=False)
-                self.bytes -= evicted_size
-                self.evictions += 1
-                self._forget(evicted_key)
+            self._evict_past_budget()
 
-    def _forget(self, key: Hashable) -> None:
-        """Called (inside the lock) for each key that leaves the store."""
-
-    def _remember(self, key: Hashable) -> None:
-        """Called (inside the lock) for each key that enters the store."""
+    def _evict_past_budget(self) -> None:
+        """Drop the oldest entries while the store is over a limit (inside the lock)."""
+        while self._items and (
+            (self.max_entries is not None and len(self._items) > self.max_entries)
+            or (self.max_bytes is not None and self.bytes > self.max_bytes)
+        ):
+            _, (_, evicted_size) = self._items.popitem(last=False)
+            self.bytes -= evicted_size
+            self.evictions += 1
 
     def clear(self) -> None:
         with self._lock:
-            for key in self._items:
-                self._forget(key)
             self._items.clear()
             self.bytes = 0
 
@@ -111,33 +97,79 @@ class LruStore:
 
 
 class TextStore(LruStore):
-    """L0's store: keys are ``(fingerprint, text, flags...)`` and it remembers which text
-    lengths it holds, so a lookup for a length it does not hold is skipped without hashing
-    the text (``may_hold``).
+    """L0's store: whole texts and their ids, found without hashing the text.
+
+    The key is the fingerprint, the flags, the text's length and its first and last
+    characters; the entry keeps the text, and a lookup confirms it by comparing the whole
+    text (equality stops at the first difference). Two texts with the same key share one
+    slot: the later one replaces the earlier, as an eviction would. Token strings and
+    offsets are kept once a caller has read them (``fill``), and charged then.
 
     Example:
         >>> from labkit.cache.lru import TextStore
         >>> store = TextStore(max_bytes=2**20)
-        >>> store.may_hold("hello")
-        False
+        >>> store.store(b"fp", "hello", False, True, (31373,))
+        >>> store.lookup(b"fp", "hello", False, True).ids
+        (31373,)
     """
 
-    def __init__(self, *, max_entries: int | None = None, max_bytes: int | None = None,
-                 max_entry: int | None = None):
-        super().__init__(max_entries=max_entries, max_bytes=max_bytes, max_entry=max_entry)
-        self._lengths: dict[int, int] = {}
+    def lookup(self, fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool) -> "TextEntry | None":
+        """The entry for exactly this text and these flags (counts one hit or one miss)."""
+        key = _text_key(fingerprint, text, add_special_tokens, parse_special)
+        with self._lock:
+            item = self._items.get(key)
+            if item is None or item[0].text != text:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return item[0]
 
-    def may_hold(self, text: str) -> bool:
-        return len(text) in self._lengths
+    def store(self, fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool, ids: tuple) -> None:
+        entry = TextEntry(text, ids)
+        self.put(_text_key(fingerprint, text, add_special_tokens, parse_special), entry,
+                 size=_ENTRY_OVERHEAD + sys.getsizeof(text) + ids_bytes(ids))
 
-    def _remember(self, key) -> None:
-        width = len(key[1])
-        self._lengths[width] = self._lengths.get(width, 0) + 1
+    def fill(self, entry: "TextEntry", tokens: tuple, offsets: tuple) -> None:
+        """Keep an entry's token strings and offsets, if it is still stored and within its share."""
+        extra = tokens_offsets_bytes(tokens, offsets)
+        with self._lock:
+            key = entry.key
+            item = self._items.get(key) if key is not None else None
+            if item is None or item[0] is not entry or entry.tokens is not None:
+                return
+            if self.max_entry is not None and item[1] + extra > self.max_entry:
+                return
+            entry.tokens, entry.offsets = tokens, offsets
+            self._items[key] = (entry, item[1] + extra)
+            self.bytes += extra
+            self._evict_past_budget()
 
-    def _forget(self, key) -> None:
-        width = len(key[1])
-        left = self._lengths.get(width, 0) - 1
-        if left > 0:
-            self._lengths[width] = left
-        else:
-            self._lengths.pop(width, None)
+    def put(self, key, value, size: int = 1) -> None:
+        value.key = key
+        super().put(key, value, size)
+
+
+class TextEntry:
+    """One L0 entry: the text, its ids, and its token strings and offsets once read."""
+
+    __slots__ = ("text", "ids", "tokens", "offsets", "key")
+
+    def __init__(self, text: str, ids: tuple):
+        self.text = text
+        self.ids = ids
+        self.tokens = None
+        self.offsets = None
+        self.key = None
+
+
+def _text_key(fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool) -> tuple:
+    return (fingerprint, add_special_tokens, parse_special, len(text), text[:_KEY_CHARS], text[-_KEY_CHARS:])
+
+
+# characters of a text's head and tail in its key
+_KEY_CHARS = 32
+# an entry beyond its payload: the entry object, the key tuple with its two strings and two
+# ints (length, size), the (entry, size) pair, and two slots in the LRU map
+_ENTRY_OVERHEAD = (sys.getsizeof(TextEntry("", ())) + sys.getsizeof((b"", True, True, 1, "", ""))
+                   + 2 * sys.getsizeof("x" * _KEY_CHARS) + 2 * INT_BYTES + sys.getsizeof((None, 1)) + 2 * 104)

@@ -1,19 +1,25 @@
 """L1's store: a tree of text segments cut at safe special tokens, bounded by measured bytes.
 
 A node stands for one prefix of a prompt that ends at a cut point. It keeps the text it
-adds to its parent (its *segment*) and the ids, tokens and offsets of that segment, so a
-conversation that grows turn by turn shares its earlier turns. Looking up a prompt walks
-down from the tokenizer's root, one cut at a time: a child is found by the segment's length
-and its first and last characters, then confirmed by comparing the text in place
-(``str.startswith`` at an offset, no slicing and no hashing of the whole prefix). A hit is
-therefore exact: never a digest collision.
+adds to its parent (its *segment*) and the ids of that segment, so a conversation that
+grows turn by turn shares its earlier turns. The segment's token strings and offsets are
+filled in only when a caller first reads them (most callers want ids only): the segment is
+encoded again on its own, its ids must equal the stored ones, and the node is charged for
+what it now keeps.
+
+Looking up a prompt walks down from the tokenizer's root without scanning the text for
+cut points: a child is found by its segment's first characters and length, then confirmed
+by comparing the text in place (``str.startswith`` at an offset, no slicing and no hashing
+of the prefix). A segment ends at a cut and holds no other cut, and safe spellings never
+overlap, so a segment that matches in place ends at the prompt's own next cut: the walk
+takes exactly the path that cutting the prompt first would take. A hit is exact.
 
 Eviction is least-recently-used over nodes and removes a node with everything below it, so
 nothing unreachable stays alive. A lookup touches the path from the deepest node up, so a
 parent is always more recent than its children and eviction takes leaves first.
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``tree = PrefixTree(max_bytes=8 * 2**20); node, depth = tree.longest(fp, text, cuts)``
+Example: ``tree = PrefixTree(max_bytes=8 * 2**20); node, depth = tree.longest(fp, text, next_cut)``
 """
 from __future__ import annotations
 
@@ -21,27 +27,38 @@ import sys
 import threading
 from collections import OrderedDict
 
-from labkit.cache.sizes import encoding_bytes
+from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
+from labkit.core import LabkitError
 
 # characters of a segment's head and tail in a child's key (the rest is compared in place)
 _KEY_CHARS = 16
+# a head shared by more child lengths than this: the next cut is found by scanning instead
+_LENGTHS_TRIED = 8
+# a node whose first children are rarely found again stores 1 new child in this many
+ADMIT_ONE_IN = 8
 
 
 class PrefixNode:
-    """One cached prefix: its segment and what the segment encodes to, below ``parent``."""
+    """One cached prefix: its segment and what the segment encodes to, below ``parent``.
+    ``tokens`` and ``offsets`` (absolute in the prompt) stay None until first read."""
 
-    __slots__ = ("parent", "segment", "ids", "tokens", "offsets", "length", "end", "children", "size", "attached",
-                 "__weakref__")
+    __slots__ = ("parent", "segment", "ids", "tokens", "offsets", "length", "end", "children", "lengths",
+                 "short", "added", "reused", "declined", "size", "attached", "__weakref__")
 
-    def __init__(self, parent, segment, ids, tokens, offsets, length, end):
+    def __init__(self, parent, segment, ids, length, end):
         self.parent = parent
         self.segment = segment
         self.ids = ids
-        self.tokens = tokens
-        self.offsets = offsets
+        self.tokens = None
+        self.offsets = None
         self.length = length  # tokens in the whole prefix
         self.end = end  # characters in the whole prefix
-        self.children: dict | None = None
+        self.children: dict | None = None  # (head, length, tail) -> [PrefixNode]
+        self.lengths: dict | None = None  # head -> {segment length: children with that head and length}
+        self.short: dict | None = None  # {segment length: children} for segments shorter than a key
+        self.added = 0  # children stored below it
+        self.reused = 0  # lookups that went on to one of its children
+        self.declined = 0  # new children it was not given
         self.size = 0
         self.attached = True
 
@@ -56,21 +73,35 @@ class PrefixNode:
 
 
 def _key(text: str, start: int, end: int) -> tuple:
-    return (end - start, text[start : start + _KEY_CHARS], text[max(start, end - _KEY_CHARS) : end])
+    return (text[start : start + _KEY_CHARS], end - start, text[max(start, end - _KEY_CHARS) : end])
 
 
-# what a node costs beyond its payload: the object, its key tuple and strings, one slot in
-# the LRU map and one in its parent's children map (a list of one)
-_NODE_OVERHEAD = (sys.getsizeof(PrefixNode(None, "", (), (), (), 0, 0)) + sys.getsizeof((1, "", ""))
-                  + 2 * sys.getsizeof("x" * _KEY_CHARS) + sys.getsizeof(2**20) + sys.getsizeof([None])
-                  + 2 * 104)
+def _count(counts: dict, length: int, change: int) -> None:
+    """Add ``change`` to a count of segment lengths, dropping a length that falls to zero."""
+    left = counts.get(length, 0) + change
+    if left:
+        counts[length] = left
+    else:
+        del counts[length]
+
+
+# what a node costs beyond its payload: the object, its key tuple and strings, its ints (end,
+# length, size, the key's length, a count), one slot in the LRU map, one in its parent's
+# children map (a list of one), and a lengths map of its own head with its slot (checked
+# with tracemalloc in tests/test_hostile_cache.py)
+_NODE_OVERHEAD = (sys.getsizeof(PrefixNode(None, "", (), 0, 0)) + sys.getsizeof(("", 1, ""))
+                  + 2 * sys.getsizeof("x" * _KEY_CHARS) + 5 * INT_BYTES + sys.getsizeof([None])
+                  + sys.getsizeof({1: 1}) + 3 * 104)
 
 
 class PrefixTree:
     """Segment tree for L1: one root per tokenizer fingerprint, LRU eviction by bytes.
 
     ``max_entry`` caps what one node may take and ``max_per_request`` what one request may
-    add, so a single huge prompt cannot flush the cache.
+    add, so a single huge prompt cannot flush the cache. Once a node has ``admit_after``
+    children and fewer than 1 in ``ADMIT_ONE_IN`` lookups through it went on to one of them
+    (a long policy prompt followed by ever new questions), it takes 1 new child in
+    ``ADMIT_ONE_IN``: storing the others would cost every request and serve none.
 
     Example:
         >>> from labkit.cache.prefix_tree import PrefixTree
@@ -78,8 +109,10 @@ class PrefixTree:
         0
     """
 
-    def __init__(self, *, max_bytes: int, max_entry: int | None = None, max_per_request: int | None = None):
+    def __init__(self, *, max_bytes: int, max_entry: int | None = None, max_per_request: int | None = None,
+                 admit_after: int | None = 32):
         self.max_bytes = max_bytes
+        self.admit_after = admit_after
         self.max_entry = max_entry if max_entry is not None else max(1, max_bytes // 8)
         self.max_per_request = max_per_request if max_per_request is not None else max(1, max_bytes // 8)
         self._roots: dict[bytes, PrefixNode] = {}
@@ -95,27 +128,24 @@ class PrefixTree:
         with self._lock:
             node = self._roots.get(fingerprint)
             if node is None:
-                node = self._roots[fingerprint] = PrefixNode(None, "", (), (), (), 0, 0)
+                node = self._roots[fingerprint] = PrefixNode(None, "", (), 0, 0)
             return node
 
-    def longest(self, fingerprint: bytes, text: str, cuts: list[int]) -> tuple[PrefixNode | None, int]:
-        """The deepest cached node on the path of ``text`` and the index of its cut (-1 if none).
-        Counts one hit or one miss."""
+    def longest(self, fingerprint: bytes, text: str, next_cut) -> tuple[PrefixNode | None, int]:
+        """The deepest cached node on the path of ``text`` and its depth (0 for the first
+        cut; -1 if none). ``next_cut(text, position)`` gives the cut after a position; it is
+        called only when a head is shared by many segment lengths. Counts one hit or one miss."""
         with self._lock:
             node = self._roots.get(fingerprint)
             found, depth, position = None, -1, 0
-            for index, cut in enumerate(cuts):
-                children = node.children if node is not None else None
-                if not children:
-                    break
-                child = None
-                for candidate in children.get(_key(text, position, cut), ()):
-                    if text.startswith(candidate.segment, position):
-                        child = candidate
-                        break
+            while node is not None and node.children:
+                child = self._child_at(node, text, position, next_cut)
                 if child is None:
                     break
-                node, found, depth, position = child, child, index, cut
+                node.reused += 1
+                node = found = child
+                depth += 1
+                position = child.end
             if found is None:
                 self.misses += 1
                 return None, -1
@@ -123,41 +153,104 @@ class PrefixTree:
             self._touch(found)
             return found, depth
 
-    def add(self, parent: PrefixNode, text: str, cut: int, ids: tuple, tokens: tuple, offsets: tuple,
-            allowance: int) -> tuple[PrefixNode | None, int]:
-        """Store the segment text[parent.end:cut] below ``parent``; returns the node (None if
-        refused: too large, over the request's ``allowance``, or the parent was evicted) and
-        the bytes it was charged."""
+    @staticmethod
+    def _child_at(node: PrefixNode, text: str, position: int, next_cut) -> PrefixNode | None:
+        """The child whose segment the text continues with at ``position``, if any."""
+        head = text[position : position + _KEY_CHARS]
+        lengths = node.lengths.get(head)
+        if lengths is not None:
+            if len(lengths) > _LENGTHS_TRIED:  # many segments share this head: find the length by scanning
+                cut = next_cut(text, position)
+                lengths = (cut - position,) if cut is not None else ()
+            children = node.children
+            for length in lengths:
+                end = position + length
+                for candidate in children.get((head, length, text[max(position, end - _KEY_CHARS) : end]), ()):
+                    if text.startswith(candidate.segment, position):
+                        return candidate
+        if node.short is not None:  # a segment shorter than the key is its own head
+            for length in node.short:
+                piece = text[position : position + length]
+                for candidate in node.children.get((piece, length, piece), ()):
+                    return candidate  # its key holds the whole segment
+        return None
+
+    def admits(self, parent: PrefixNode) -> bool:
+        """Whether a new child should be stored below ``parent`` (see the class docstring)."""
+        if self.admit_after is None or parent.added < self.admit_after or parent.reused * ADMIT_ONE_IN >= parent.added:
+            return True
+        parent.declined += 1
+        return parent.declined % ADMIT_ONE_IN == 0
+
+    def add(self, parent: PrefixNode, text: str, cut: int, ids: tuple, allowance: int) -> tuple[PrefixNode | None, int]:
+        """Store the segment text[parent.end:cut] with its ids below ``parent``; returns the
+        node (None if refused: too large, over the request's ``allowance``, or the parent was
+        evicted) and the bytes it was charged."""
         start = parent.end
         segment = text[start:cut]
-        size = _NODE_OVERHEAD + sys.getsizeof(segment) + encoding_bytes(ids, tokens, offsets)
+        size = _NODE_OVERHEAD + sys.getsizeof(segment) + ids_bytes(ids)
         with self._lock:
             if size > self.max_entry or size > allowance or not parent.attached:
                 self.refused += 1
                 return None, 0
             key = _key(text, start, cut)
-            children = parent.children
-            if children is None:
-                children = parent.children = {}
-            for existing in children.get(key, ()):
+            if parent.children is None:
+                parent.children, parent.lengths = {}, {}
+            siblings = parent.children.get(key)
+            for existing in siblings or ():
                 if existing.segment == segment:  # another thread stored it first
                     self._touch(existing)
                     return existing, 0
-            node = PrefixNode(parent, segment, ids, tokens, offsets, parent.length + len(ids), cut)
+            node = PrefixNode(parent, segment, ids, parent.length + len(ids), cut)
             node.size = size
-            children.setdefault(key, []).append(node)
+            parent.added += 1
+            if siblings is None:
+                parent.children[key] = [node]
+            else:
+                siblings.append(node)
+            _count(parent.lengths.setdefault(key[0], {}), key[1], +1)
+            if key[1] < _KEY_CHARS:
+                if parent.short is None:
+                    parent.short = {}
+                _count(parent.short, key[1], +1)
             self._lru[node] = None
             self.bytes += size
             self._touch(node)
             self._evict_past_budget()
             return (node if node.attached else None), size
 
+    def filled(self, node: PrefixNode, encode) -> tuple[tuple, tuple]:
+        """The node's token strings and absolute offsets, made on first need by
+        ``encode(segment)`` (an Encoding of the segment alone); kept, and charged, if the node
+        is still in the tree and within its share."""
+        tokens, offsets = node.tokens, node.offsets
+        if tokens is not None:
+            return tokens, offsets
+        enc = encode(node.segment)
+        if tuple(enc.ids) != node.ids:
+            raise LabkitError(f"cache: the segment ending at character {node.end} encodes on its own to other ids "
+                              f"than in its prompt; its special token is not a safe cut for this tokenizer")
+        start = node.end - len(node.segment)
+        tokens = tuple(enc.tokens)
+        offsets = tuple([(s + start, e + start) for s, e in enc.offsets])
+        extra = tokens_offsets_bytes(tokens, offsets)
+        with self._lock:
+            if node.tokens is None and node.attached and node.size + extra <= self.max_entry:
+                node.tokens, node.offsets = tokens, offsets
+                node.size += extra
+                self.bytes += extra
+                self._evict_past_budget()
+        return tokens, offsets
+
     # -- inside the lock -------------------------------------------------------
     def _touch(self, node: PrefixNode) -> None:
         """Most recent: the node, then each ancestor (so parents outlive their children)."""
+        move_to_end = self._lru.move_to_end
         while node.parent is not None:
-            if node in self._lru:
-                self._lru.move_to_end(node)
+            try:
+                move_to_end(node)
+            except KeyError:  # a node being stored is not in the map yet
+                pass
             node = node.parent
 
     def _evict_past_budget(self) -> None:
@@ -175,6 +268,12 @@ class PrefixTree:
                 siblings[:] = [s for s in siblings if s is not node]
                 if not siblings:
                     del parent.children[key]
+                lengths = parent.lengths[key[0]]
+                _count(lengths, key[1], -1)
+                if not lengths:
+                    del parent.lengths[key[0]]
+                if key[1] < _KEY_CHARS:
+                    _count(parent.short, key[1], -1)
         stack = [node]
         while stack:
             current = stack.pop()
@@ -186,16 +285,16 @@ class PrefixTree:
             if current.children:
                 for group in current.children.values():
                     stack.extend(group)
-                current.children = None
+                current.children = current.lengths = current.short = None
 
     def clear(self) -> None:
         with self._lock:
             for node in list(self._lru):
                 node.attached = False
-                node.children = None
+                node.children = node.lengths = node.short = None
             self._lru.clear()
             for root in self._roots.values():
-                root.children = None
+                root.children = root.lengths = root.short = None
             self.bytes = 0
 
     def __len__(self) -> int:

@@ -1,0 +1,131 @@
+"""The cache's cheap paths (issue 15): entries keep ids until a caller reads token strings or
+offsets, short segments are not cut, a node whose children are never found again stops
+taking new ones, and every one of these still gives exactly the engine's Encoding."""
+from __future__ import annotations
+
+import pytest
+
+import labkit
+from support.engines import loaded
+from labkit.bench.workloads import chatml, make_workload
+from labkit.cache.boundaries import kept_cuts
+from labkit.cache.cached_tokenizer import MIN_SEGMENT, CacheConfig, CachedTokenizer
+from labkit.cache.prefix_tree import ADMIT_ONE_IN, PrefixTree
+
+
+def same(a, b) -> bool:
+    return a.ids == b.ids and a.tokens == b.tokens and a.offsets == b.offsets
+
+
+def test_entries_keep_ids_until_offsets_are_read_then_charge_them():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    system = chatml([("system", "You answer questions about the novel. " * 20)], add_generation_prompt=False)
+    cached.encode(system + chatml([("user", "first?")]))
+    nodes = list(cached.l1._lru)
+    assert nodes and all(n.tokens is None and n.offsets is None for n in nodes)
+    before = cached.stats()["l1"]["bytes"]
+    prompt = system + chatml([("user", "second?")])
+    prefix, _ = cached.cached_prefix(prompt)
+    enc = cached.encode(prompt)
+    assert enc.ids == tok.encode(prompt).ids and all(n.tokens is None for n in nodes)
+    assert same(enc, tok.encode(prompt))  # reading them fills the prefix's nodes
+    assert all(n.tokens is not None for n in prefix.chain())
+    assert cached.stats()["l1"]["bytes"] > before
+
+
+@pytest.mark.parametrize("add_special_tokens", [False, True])
+def test_l0_hit_reads_offsets_made_again_and_equal(add_special_tokens):
+    tok = loaded("llama-spm", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l0=True))
+    text = "Hello wörld, again and again."
+    cached.encode(text, add_special_tokens=add_special_tokens)
+    for _ in range(2):  # first hit makes them, second finds them kept
+        assert same(cached.encode(text, add_special_tokens=add_special_tokens),
+                    tok.encode(text, add_special_tokens=add_special_tokens))
+    assert cached.stats()["l0"]["hits"] == 2
+
+
+def test_l0_texts_with_the_same_key_never_share_an_answer():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l0=True))
+    a = "x" * 40 + "middle one" + "y" * 40
+    b = "x" * 40 + "middle two" + "y" * 40  # same length, head and tail
+    for text in (a, b, a, b):
+        assert same(cached.encode(text), tok.encode(text))
+
+
+def test_short_segments_are_not_cut():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    text = "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n"
+    every = cached.boundaries.cut_points(text)
+    kept = cached.cut_points(text)
+    assert kept == kept_cuts(every, 0, MIN_SEGMENT) and len(kept) < len(every)
+    assert all(b - a >= MIN_SEGMENT for a, b in zip([0, *kept], kept))
+    assert kept_cuts([12, 40, 52, 90], 0, 16) == [40, 90]
+
+
+def test_a_node_whose_children_are_never_found_again_takes_one_in_eight():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    prompts = make_workload("customer_service", n_requests=200).prompts
+    for prompt in prompts:
+        assert cached.encode(prompt).ids == tok.encode(prompt).ids
+    system_node = next(iter(cached.l1._roots[cached.fingerprint].children.values()))[0]
+    admit_after = cached.l1.admit_after
+    assert admit_after <= system_node.added <= admit_after + (len(prompts) - admit_after) // ADMIT_ONE_IN + 1
+    assert cached.stats()["prefix_tokens_reused"] > 0.9 * sum(len(tok.encode(p).ids) for p in prompts[1:])
+
+
+def test_growing_conversations_keep_storing_every_turn():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    prompts = make_workload("multi_turn", n_requests=120).prompts
+    for prompt in prompts:
+        cached.encode(prompt)
+    stats = cached.stats()
+    assert stats["prefix_tokens_reused"] / (stats["prefix_tokens_reused"] + stats["tokens_encoded"]) > 0.75
+
+
+def test_split_points_refuse_ids_that_do_not_match_the_text():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    text = "a long enough user turn<|im_end|>and the rest"
+    ends = cached.boundaries.ends_from(text, 0)
+    ids = tok.encode(text).ids
+    end_id = tok.token_to_id("<|im_end|>")
+    assert cached._split_points(ids, text, ends, ends) == [ids.index(end_id) + 1]
+    assert cached._split_points(ids + [end_id], text, ends, ends) is None  # one special too many
+    start_id = tok.token_to_id("<|im_start|>")
+    swapped = [start_id if i == end_id else i for i in ids]
+    assert cached._split_points(swapped, text, ends, ends) is None  # another special's id at the cut
+
+
+def test_a_segment_that_encodes_otherwise_alone_is_an_error_not_a_wrong_answer():
+    tree = PrefixTree(max_bytes=2**20)
+    node, _ = tree.add(tree.root(b"fp"), "abc<x>", 6, (1, 2, 3), allowance=2**20)
+
+    def encode(segment):
+        return labkit.core.Encoding([9, 9], ["a", "b"], [(0, 1), (1, 2)])
+
+    with pytest.raises(labkit.LabkitError, match="not a safe cut"):
+        tree.filled(node, encode)
+
+
+def test_walk_finds_children_among_many_lengths_and_short_segments():
+    tree = PrefixTree(max_bytes=2**22, admit_after=None)
+    root = tree.root(b"fp")
+    texts = [f"user: question {'?' * k}<x>" for k in range(20)] + ["<x>", "ab<x>"]
+    nodes = {}
+    for text in texts:
+        nodes[text], _ = tree.add(root, text, len(text), tuple(range(len(text))), allowance=2**22)
+
+    def next_cut(text, position):
+        found = text.find("<x>", position)
+        return None if found < 0 else found + 3
+
+    for text in texts:
+        node, depth = tree.longest(b"fp", text + "tail", next_cut)
+        assert node is nodes[text] and depth == 0
+    assert tree.longest(b"fp", "user: question ??<y>", next_cut) == (None, -1)
