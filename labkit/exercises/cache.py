@@ -94,6 +94,6 @@ def check_entry_size(prompt: str, answer_bytes: int) -> bool:
     """
     right = l1_entry_bytes(prompt)
     ok = right > 0 and abs(answer_bytes - right) <= 0.25 * right
-    return _verdict(ok, "an entry is charged what it keeps alive, measured: its text segment, and per token an id, "
-                        "a token string and an offset pair (about 200 bytes a token); cached.stats()['l1'] shows "
-                        "bytes and entries")
+    return _verdict(ok, "an entry is charged what it keeps alive, measured: its text segment and an id per token "
+                        "(32 bytes; a token string and an offset pair join them, about 200 bytes a token, once a "
+                        "caller reads them); cached.stats()['l1'] shows bytes and entries")
