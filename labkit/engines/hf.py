@@ -18,7 +18,7 @@ import functools
 import json
 import threading
 import time
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import regex
 import tokenizers
@@ -28,23 +28,9 @@ from labkit import metrics as _metrics
 from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
 from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
-from labkit.core import (
-    MODEL_BPE_BYTE,
-    MODEL_SPM_BPE,
-    MODEL_UNIGRAM,
-    MODEL_WORDPIECE,
-    TOKEN_BYTE,
-    TOKEN_CONTROL,
-    TOKEN_UNKNOWN,
-    TOKEN_UNUSED,
-    AddedToken,
-    Encoding,
-    EngineUnavailable,
-    FormatError,
-    LabkitError,
-    Tokenizer,
-    VocabData,
-)
+from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
+from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED
+from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 
 SPIECE_UNDERLINE = "\u2581"
 
@@ -210,10 +196,11 @@ def build(vocab: VocabData) -> HFTokenizer:
 
     Example:
         >>> from labkit.engines.hf import build
-        >>> from labkit.formats.gguf import read_gguf
+        >>> from labkit.formats.detect import read_vocab
         >>> from labkit.paths import bundled_path
-        >>> build(read_gguf(bundled_path("bert-bge"))).encode("Hello").tokens
-        ['hello']
+        >>> tok = build(read_vocab(bundled_path("bert-bge")))
+        >>> tok.engine, tok.encode("Hello").tokens
+        ('hf', ['hello'])
 
     Introduced in notebook ``00_tour``.
     """

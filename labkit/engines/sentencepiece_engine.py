@@ -18,18 +18,8 @@ import sentencepiece
 
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import join_runs
-from labkit.core import (
-    MODEL_SPM_BPE,
-    MODEL_SPM_CHAR,
-    MODEL_SPM_WORD,
-    MODEL_UNIGRAM,
-    Encoding,
-    EngineUnavailable,
-    FormatError,
-    LabkitError,
-    Tokenizer,
-    VocabData,
-)
+from labkit.core import MODEL_SPM_BPE, MODEL_SPM_CHAR, MODEL_SPM_WORD, MODEL_UNIGRAM
+from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.engines.base import frame
 from labkit.formats.spm_model import write_model_proto
 

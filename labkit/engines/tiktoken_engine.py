@@ -22,16 +22,9 @@ import tiktoken
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets
 from labkit.algorithms.specials import AddedTokenSplitter
-from labkit.core import (
-    MODEL_BPE_BYTE,
-    TOKEN_NORMAL,
-    Encoding,
-    EngineUnavailable,
-    FormatError,
-    LabkitError,
-    Tokenizer,
-    VocabData,
-)
+from labkit.core import MODEL_BPE_BYTE
+from labkit.core import TOKEN_NORMAL
+from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.engines.base import frame
 
 
