@@ -262,8 +262,12 @@ class _StopTables:
     def outcome(self, state: int, text: str, check: bool = True) -> tuple:
         """One push worked out with the automaton: (next state, output, released, reason)."""
         automaton = self.automaton
-        held = automaton.hold_length(state)
         after, end, pattern = automaton.scan(state, text)
+        if state == ROOT and end < 0:  # the usual miss: an empty jail, no stop completed
+            keep = automaton.hold_length(after)
+            released = text[: len(text) - keep] if keep else text
+            return after, (_TEXTS.get(released) or _text_of(released)) if released else _HELD, released, None
+        held = automaton.hold_length(state)
         while end >= 0 and not check:
             # a suppressed match: keep scanning; the automaton carries on as if nothing happened
             after, end, pattern = automaton.scan(after, text, end)
