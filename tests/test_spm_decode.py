@@ -70,6 +70,7 @@ def derived_hf(name: str, variant: str) -> labkit.Tokenizer:
     return hf.build(derived_vocab(name, variant))
 
 
+@functools.lru_cache(maxsize=None)  # one strategy per tokenizer: hypothesis redoes its setup for every new one
 def hard_ids(tok: labkit.Tokenizer) -> st.SearchStrategy[list[int]]:
     """Id lists mixing any id with <unk>, specials, '▁' pieces, byte pieces and valid UTF-8 byte runs."""
     tokens, types = tok.vocab.tokens, tok.vocab.token_types

@@ -41,6 +41,7 @@ def facts(name: str, engine: str):
     return byte_ids, specials
 
 
+@functools.lru_cache(maxsize=None)  # one strategy per argument set: hypothesis redoes its setup for every new one
 def id_sequences(name: str, engine: str, max_segments: int = 8):
     tok = tokenizer(name, engine)
     byte_ids, specials = facts(name, engine)
