@@ -20,7 +20,7 @@ import unicodedata
 import tiktoken
 
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
-from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets
+from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets, reference_nfc
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import MODEL_BPE_BYTE
 from labkit.core import TOKEN_NORMAL
@@ -57,9 +57,9 @@ class TiktokenTokenizer(Tokenizer):
         # non-special added tokens are always matched; special ones only when parsing them
         allowed = self._allowed if parse_special else self._plain_added
         if self._nfc and not text.isascii() and not unicodedata.is_normalized("NFC", text):
-            normalized, char_map = self._nfc_between_added(text, parse_special)
+            normalized, nfc = self._nfc_between_added(text, parse_special), True
         else:
-            normalized, char_map = text, None
+            normalized, nfc = text, False
         try:
             ids = self.backend.encode(normalized, allowed_special=allowed, disallowed_special=())
         except Exception as exc:
@@ -71,26 +71,30 @@ class TiktokenTokenizer(Tokenizer):
         def offsets() -> list[tuple[int, int]]:
             # made only when asked for: an ids-only caller costs what tiktoken costs
             spans = self._char_offsets(model_ids, normalized)
-            if char_map is not None:
+            if nfc:
+                char_map = self._nfc_map_between_added(text, parse_special)
                 spans = [_map_back(char_map, start, end) for start, end in spans]
             return frame(self.vocab, model_ids, spans, len(text))[1] if add_special_tokens else spans
 
         return Encoding(ids, lambda: list(map(self.vocab.tokens.__getitem__, ids)), offsets)
 
-    def _nfc_between_added(self, text: str, parse_special: bool) -> tuple[str, list[tuple[int, int]]]:
-        """NFC of the ordinary text between added tokens (an added token is never normalised,
-        nor composed with what follows it), with the char map back to ``text``."""
-        parts: list[str] = []
+    def _nfc_between_added(self, text: str, parse_special: bool) -> str:
+        """NFC of the ordinary text between added tokens, as tokenizers computes it (an added
+        token is never normalised, nor composed with what follows it)."""
+        return "".join(text[start:end] if added_id is not None else reference_nfc(text[start:end])
+                       for start, end, added_id in self._splitter.split(text, parse_special))
+
+    def _nfc_map_between_added(self, text: str, parse_special: bool) -> list[tuple[int, int]]:
+        """The char map from :meth:`_nfc_between_added`'s text back to ``text`` (made only when
+        offsets are read)."""
         char_map: list[tuple[int, int]] = []
         for start, end, added_id in self._splitter.split(text, parse_special):
             if added_id is not None:
-                parts.append(text[start:end])
                 char_map.extend((i, i + 1) for i in range(start, end))
                 continue
-            piece, piece_map = nfc_with_offsets(text[start:end])
-            parts.append(piece)
+            _, piece_map = nfc_with_offsets(text[start:end])
             char_map.extend((start + a, start + b) for a, b in piece_map)
-        return "".join(parts), char_map
+        return char_map
 
     def _char_offsets(self, ids: list[int], text: str) -> list[tuple[int, int]]:
         """(start, end) chars of each token: a token holding part of a character gets all of it."""
