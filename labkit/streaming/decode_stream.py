@@ -251,6 +251,25 @@ def run_clean_start(ids: Sequence[int], lo: int, floor: int, byte_ids, is_silent
     return lo
 
 
+def run_open(ids: Sequence[int], end: int, floor: int, byte_ids, is_silent) -> bool:
+    """Does a ``<0xNN>`` byte piece come last before ``end`` (not looking past ``floor``,
+    skipping silent ids), so that a byte run may still go on?
+
+    Example:
+        >>> run_open([5, 200, 7], 2, 0, {200}, lambda i: False), run_open([5, 200, 7], 3, 0, {200}, lambda i: i == 7)
+        (True, True)
+        >>> run_open([5, 200, 7], 3, 0, {200}, lambda i: False)
+        False
+    """
+    for i in range(end - 1, floor - 1, -1):
+        token_id = ids[i]
+        if token_id in byte_ids:
+            return True
+        if not is_silent(token_id):
+            return False
+    return False
+
+
 def initial_window_start(prompt: list[int], decode, byte_ids=frozenset(), offset: int = INITIAL_OFFSET) -> int:
     """Where a stream's first window starts in the prompt: ``offset`` ids back, further if blind.
 
@@ -512,14 +531,7 @@ class DecodeStream:
         return count
 
     def _run_open_at(self, b: int) -> bool:
-        # does a byte piece come last before b (skipping silent ids), so that the run goes on?
-        for i in range(b - 1, -1, -1):
-            token_id = self._ids[i]
-            if token_id in self._byte_ids:
-                return True
-            if not self._is_silent(token_id):
-                return False
-        return False
+        return run_open(self._ids, b, 0, self._byte_ids, self._is_silent)
 
     def _release_long_run(self, text: str) -> str | None:
         """Emit a byte-fallback run that has grown past ``MAX_RUN_BYTES``, so the window stays small.

@@ -38,6 +38,7 @@ from labkit.streaming.decode_stream import (
     find_safe_split,
     initial_window_start,
     run_clean_start,
+    run_open,
     run_sensitive_byte_ids,
 )
 
@@ -185,14 +186,7 @@ class WindowDiffDecoder:
                 and self.tok.decode([token_id]) != "")
 
     def _run_open(self, end: int) -> bool:
-        # does a <0xNN> byte piece come last before ``end`` (skipping silent ids)?
-        for i in range(end - 1, self._floor - 1, -1):
-            token_id = self._ids[i]
-            if token_id in self._byte_ids:
-                return True
-            if not self._is_silent(token_id):
-                return False
-        return False
+        return run_open(self._ids, end, self._floor, self._byte_ids, self._is_silent)
 
     def step_batch(self, token_ids: Iterable[int]) -> list[str]:
         """Step each id; return the chunks produced."""
