@@ -38,6 +38,7 @@ from labkit.core import TOKEN_USER_DEFINED, LabkitError
 _MAX_KEY_BYTES = 256  # no real normalisation rule is anywhere near this long
 ENTRIES_PER_UNIT = 16  # CharsMap.entries lists at most this many keys per unit (nmt_nfkc: about 5)
 SHAPE_STEPS_PER_UNIT = 16  # CharsMap.second_chars gives up past this many steps per unit
+_FEW_CHARS = 16  # up to this many distinct rule chars in a text: one str.replace each
 SPACE_SYMBOL = "\u2581"  # '▁' LOWER ONE EIGHTH BLOCK, sentencepiece's visible space
 REPLACEMENT_CHAR = "\ufffd"
 
@@ -770,7 +771,7 @@ class SpmNormalizer:
         # every hot char below U+10000, lone surrogates, and every char above (decided one by
         # one): one class of BMP chars and one range keep the regex a bitmap test per char
         bmp_hot = [ch for ch in keys | self._second | self._user_first if ch <= "\uffff"]
-        self._candidate_search = re.compile(f"[{_char_class(bmp_hot)}\\ud800-\\udfff\\U00010000-\\U0010ffff]").search
+        self._candidate_search, self._candidate_findall = _search_and_findall(f"[{_char_class(bmp_hot)}\\ud800-\\udfff\\U00010000-\\U0010ffff]")
 
     def _is_hot(self, ch: str) -> bool:
         """True when a rule can start at ``ch`` or one char before it (memoised)."""
@@ -858,6 +859,15 @@ class SpmNormalizer:
             return None
         search = self._candidate_search
         second = self._second
+        found = set(self._candidate_findall(text))
+        if len(found) <= _FEW_CHARS and not found & second:
+            # a few distinct chars, none next to a second char: one str.replace per char
+            rules = [(ch, self._one_char_rule(ch)) for ch in found]
+            if all(rule is not None and not found.intersection(rule) for _, rule in rules):
+                for ch, rule in rules:
+                    if rule != ch:
+                        text = text.replace(ch, rule)
+                return text
         parts: list[str] = []
         append = parts.append
         pos = 0
@@ -1066,6 +1076,12 @@ class SpmNormalizer:
             align.append(consumed)
         align.append(consumed)
         return normalized, align
+
+
+def _search_and_findall(pattern: str):
+    """The ``search`` and ``findall`` of one compiled regex."""
+    compiled = re.compile(pattern)
+    return compiled.search, compiled.findall
 
 
 def _llama_stream(chunks) -> tuple[str, list[int]]:

@@ -31,6 +31,9 @@ from labkit.algorithms.unigram import UnigramModel, backtrack, split_words
 _FLOAT32_BITS = 24  # significant bits of a float32
 _FLOAT64_BITS = 53
 _ROBUST_TOTAL = 1e7  # double sums: a word safe below this total is kept whole
+# a longer word (Chinese, Japanese, code without spaces) is cached in pieces about this long,
+# so that the running total can cross a rounding or rebase boundary inside it at little cost
+CHUNK_CHARS = 64
 
 
 class WordCache:
@@ -45,25 +48,34 @@ class WordCache:
             raise ValueError("WordCache: the model has pieces that hold '▁' inside; words cannot be segmented alone")
         self.model = model
         self._entries: dict[str, tuple] = BoundedDict(max_words)
+        # the same entries keyed by the word without its leading '▁' (no string built per word)
+        self._after_space: dict[str, tuple] = BoundedDict(max_words)
         self._bits = _FLOAT32_BITS if model.float32_sums else _FLOAT64_BITS
         # a word safe for every total down to this needs no cutting (sentencepiece rebases past it)
         self._robust = model.rebase_limit - 1.0 if model.rebase_limit is not None else _ROBUST_TOTAL
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._after_space)
 
     def clear(self) -> None:
         """Forget every cached word. Example: ``cache.clear()``"""
         self._entries.clear()
+        self._after_space.clear()
 
     # -- the public calls -----------------------------------------------------
-    def ids(self, words: list[str]) -> list[int]:
+    def ids(self, words: list[str], after_space: bool = False) -> list[int]:
         """The ids of the words' concatenation, unknown runs merged (as :meth:`UnigramModel.encode`).
+        With ``after_space``, each word stands for '▁' + word (``text.split(" ")`` gives them).
 
-        Example: ``cache.ids(split_words("▁the▁cat"))``
+        Example:
+            >>> import labkit
+            >>> from labkit.algorithms.unigram import split_words
+            >>> cache = labkit.load("botchan-unigram", engine="labkit").word_cache
+            >>> cache.ids(split_words("▁the▁cat")) == cache.ids(["the", "cat"], after_space=True)
+            True
         """
         model = self.model
-        entries = self._entries
+        entries = self._after_space if after_space else self._entries
         get = entries.get
         out: list[int] = []
         extend = out.extend
@@ -74,7 +86,7 @@ class WordCache:
         for word in words:
             entry = get(word)
             if entry is None:
-                entry = entries[word] = self._entry(word)
+                entry = entries[word] = self._entry("\u2581" + word if after_space else word)
             for span in entry:
                 bound = span[2]
                 if -bound < total < bound:
@@ -88,13 +100,32 @@ class WordCache:
                         for score in span[1]:
                             total += score
                 else:
-                    pieces, total = self._rerun(span, total)
-                    ids = _merge_unknowns([piece_id for piece_id, _, _ in pieces], unk)
-                    extend(ids if ids[0] != unk or not out or out[-1] != unk else ids[1:])
+                    total = self._unsafe_ids(span, total, out)
         if model.byte_fallback and model.byte_ids and unk in out:
             # unknown characters are spelled as bytes: that needs their text
-            return [piece_id for piece_id, _, _ in self.encode("".join(words))]
+            return [piece_id for piece_id, _, _ in self.encode(("\u2581" if after_space else "").join(["", *words]))]
         return out
+
+    def _unsafe_ids(self, chunk: tuple, total: float, out: list[int]) -> float:
+        """:meth:`ids` for a chunk its cached path does not serve at ``total``: its spans one
+        by one (cached or rerun), or the chunk rerun when it is a single span. Returns the
+        total after it."""
+        unk = self.model.unk_id
+        f32 = array("f", [0.0])
+        for span in chunk[10] or (chunk,):
+            if -span[2] < total < span[2]:
+                out.extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
+                for score in span[1]:
+                    if self.model.float32_sums:
+                        f32[0] = total + score
+                        total = f32[0]
+                    else:
+                        total += score
+            else:
+                pieces, total = self._rerun(span, total)
+                ids = _merge_unknowns([piece_id for piece_id, _, _ in pieces], unk)
+                out.extend(ids if ids[0] != unk or not out or out[-1] != unk else ids[1:])
+        return total
 
     def word_pieces(self, words: list[str]) -> list[list[tuple[int, int, int]]]:
         """Per word, its pieces as (id, start, end) with offsets inside the word (unknowns not merged).
@@ -112,19 +143,20 @@ class WordCache:
             if entry is None:
                 entry = entries[word] = self._entry(word)
             pieces: list[tuple[int, int, int]] = []
-            for span in entry:
-                if -span[2] < total < span[2]:
-                    pieces.extend(span[5])
-                    for score in span[1]:
-                        if float32:
-                            f32[0] = total + score
-                            total = f32[0]
-                        else:
-                            total += score
-                else:
-                    rerun, total = self._rerun(span, total)
-                    shift = span[8]
-                    pieces.extend([(piece_id, s + shift, e + shift) for piece_id, s, e in rerun])
+            for chunk in entry:
+                for span in ((chunk,) if -chunk[2] < total < chunk[2] or not chunk[10] else chunk[10]):
+                    if -span[2] < total < span[2]:
+                        pieces.extend(span[5])
+                        for score in span[1]:
+                            if float32:
+                                f32[0] = total + score
+                                total = f32[0]
+                            else:
+                                total += score
+                    else:
+                        rerun, total = self._rerun(span, total)
+                        shift = span[8]
+                        pieces.extend([(piece_id, s + shift, e + shift) for piece_id, s, e in rerun])
             out.append(pieces)
         return out
 
@@ -150,30 +182,59 @@ class WordCache:
 
     # -- one word ---------------------------------------------------------------
     def _entry(self, word: str) -> tuple[tuple, ...]:
-        """A word as one span (:meth:`_span`) when rounding can never flip its decisions at
-        the totals a text reaches; else cut wherever no lattice edge crosses (an unknown
-        character often gives two such places), so that only the fragile span is rerun."""
+        """A short word as one span (:meth:`_span`) when rounding can never flip its decisions
+        at the totals a text reaches; else cut wherever no lattice edge crosses (an unknown
+        character often gives two such places), so that only the fragile span is rerun. A
+        long word's spans are grouped into chunks of about :data:`CHUNK_CHARS` chars, each
+        taken whole where the total allows and span by span elsewhere."""
         model = self.model
         n = len(word)
         edges = [tuple(model.candidates(word, pos)) for pos in range(n)]
-        whole = self._span(edges, 0, n)
-        if whole[2] >= self._robust - whole[9]:
-            return (whole,)
-        spans = []
-        start = 0
+        if n <= CHUNK_CHARS:
+            whole = self._span(edges, 0, n)
+            if whole[2] >= self._robust - whole[9]:
+                return (whole,)
+        cuts = [0]
         reach = 0
         for pos in range(n):
-            if reach <= pos and pos > start:
-                spans.append(self._span(edges, start, pos))
-                start = pos
+            if reach <= pos and pos > cuts[-1]:
+                cuts.append(pos)
             reach = max(reach, max(end for end, _, _, _ in edges[pos]))
-        spans.append(self._span(edges, start, n))
-        return tuple(spans)
+        cuts.append(n)
+        spans = [self._span(edges, start, stop) for start, stop in zip(cuts, cuts[1:])]
+        if n <= CHUNK_CHARS:
+            return self._joined_robust(edges, cuts, spans)
+        chunks = []
+        first = 0
+        for k in range(1, len(spans) + 1):
+            if k == len(spans) or cuts[k] - cuts[first] >= CHUNK_CHARS:
+                group = tuple(spans[first:k])
+                chunks.append(group[0] if len(group) == 1 else self._span(edges, cuts[first], cuts[k], group))
+                first = k
+        return tuple(chunks)
 
-    def _span(self, word_edges: list, offset: int, stop: int) -> tuple:
+    def _joined_robust(self, edges: list, cuts: list[int], spans: list[tuple]) -> tuple[tuple, ...]:
+        """``spans`` with each run of robust ones (safe at every total short of the limit)
+        joined into one span when the joined span is robust too: fewer steps per word."""
+        def is_robust(span: tuple) -> bool:
+            return span[2] >= self._robust - span[9]
+
+        out: list[tuple] = []
+        k = 0
+        while k < len(spans):
+            j = k + 1
+            if is_robust(spans[k]):
+                while j < len(spans) and is_robust(spans[j]):
+                    j += 1
+            joined = self._span(edges, cuts[k], cuts[j]) if j - k > 1 else None
+            out.extend([joined] if joined is not None and is_robust(joined) else spans[k:j])
+            k = j
+        return tuple(out)
+
+    def _span(self, word_edges: list, offset: int, stop: int, parts: tuple = ()) -> tuple:
         """(ids, path scores, safe |total| bound, edges, length, pieces at word offsets, ids
-        with unknown runs merged, starts with an unknown, offset, largest partial sum) of
-        ``word[offset:stop]``."""
+        with unknown runs merged, starts with an unknown, offset, largest partial sum, the
+        spans it is made of or ()) of ``word[offset:stop]``."""
         model = self.model
         n = stop - offset
         edges = tuple(tuple((end - offset, piece_id, score, unknown) for end, piece_id, score, unknown in word_edges[pos])
@@ -208,7 +269,7 @@ class WordCache:
         ids = [i for i, _, _ in pieces]
         merged = tuple(_merge_unknowns(ids, model.unk_id))
         at_word = tuple((i, s + offset, e + offset) for i, s, e in pieces)
-        return tuple(ids), scores, bound, edges, n, at_word, merged, merged[0] == model.unk_id, offset, magnitude
+        return tuple(ids), scores, bound, edges, n, at_word, merged, merged[0] == model.unk_id, offset, magnitude, parts
 
     def _rerun(self, entry: tuple, total: float) -> tuple[tuple, float]:
         """A span's Viterbi pass over its cached edges from running ``total``, rounding and

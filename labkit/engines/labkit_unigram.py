@@ -157,13 +157,15 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             cache = self.word_cache
             if self._plain_words and SPACE_SYMBOL not in text and not self._needs_lookup(text):
                 # text the charsmap leaves alone: its '▁'-words are its space-separated words
-                words = ["\u2581" + w for w in text.split(" ") if w]
-                return cache.ids(words) if words else []
+                words = [w for w in text.split(" ") if w]
+                return cache.ids(words, after_space=True) if words else []
             normalized = self.normalizer.normalize(text)
             if not normalized:
                 return []
             if cache is None:
                 return [piece_id for piece_id, _, _ in self.model.encode(normalized)]
+            if normalized.startswith("\u2581"):
+                return cache.ids(normalized[1:].split("\u2581"), after_space=True)
             return cache.ids(split_words(normalized))
         return super().encode_ordinary(text)
 
