@@ -22,7 +22,6 @@ PENDING = {
     "labkit/algorithms/unigram_words.py": 7,
     "labkit/bench/stop.py": 1,
     "labkit/cache/prefix_tree.py": 1,
-    "labkit/streaming/stop.py": 12,
 }
 
 # "Example:" starting a line or inside one ("Forget the cache. Example: ``c.clear()``")

@@ -17,11 +17,12 @@ Layers, bottom up:
 
 Introduced in notebook ``09_stop_sequences_jail``.
 
-Example::
-
-    tok = labkit.load("gpt2")
-    dec = labkit.StopSequenceDecoder(tok, labkit.StopSequenceConfig(stop_sequences=["\\n\\n"]))
-    [dec.process_token(i) for i in tok.encode("Hi there.\\n\\nBye").ids]
+Example (the first newline is held; the second completes the stop):
+    >>> import labkit
+    >>> tok = labkit.load("gpt2")
+    >>> dec = labkit.StopSequenceDecoder(tok, labkit.StopSequenceConfig(stop_sequences=["\\n\\n", "User:"]))
+    >>> [dec.process_token(i) for i in tok.encode("Hi there.\\n\\nBye").ids][:5]
+    [Text(text='Hi'), Text(text=' there'), Text(text='.'), Held(), Stopped()]
 """
 from __future__ import annotations
 
@@ -61,7 +62,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)  # frozen: outputs are remembered and handed out again
 class Text:
-    """Text released to the reader (never empty from ``process_token``). Example: ``Text("Hello test")``"""
+    """Text released to the reader (never empty from ``process_token``).
+
+    Example:
+        >>> Text("Hello test").text
+        'Hello test'
+    """
 
     text: str
 
@@ -79,7 +85,12 @@ class Held:
 
 @dataclass(frozen=True)
 class Stopped:
-    """Generation has stopped and there is no text left to show. Example: ``Stopped()``"""
+    """Generation has stopped and there is no text left to show.
+
+    Example:
+        >>> Stopped() == Stopped()
+        True
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +261,12 @@ class _StopTables:
 
     @property
     def entries(self) -> int:
-        """How many push outcomes are remembered. Example: ``_compile(("x",), ()).entries`` -> 0"""
+        """How many push outcomes are remembered.
+
+        Example (a stop set compiled just now remembers none yet):
+            >>> _compile(("x",), ()).entries
+            0
+        """
         return self._memo_entries
 
     def _joined(self, state: int, held: int, text: str, cut: int) -> str:
@@ -385,11 +401,27 @@ class StopStringMatcher:
 
     @property
     def jail_length(self) -> int:
-        """``len(jail)``, without building it. Example: ``m.jail_length`` -> ``5``"""
+        """``len(jail)``, without building it.
+
+        Example:
+            >>> matcher = StopStringMatcher(["Hello world"])
+            >>> matcher.push("Say Hello")
+            ('Say ', None)
+            >>> matcher.jail_length
+            5
+        """
         return 0 if self.stopped is not None else self.automaton.hold_length(self.state)
 
     def reset(self) -> None:
-        """Forget all text: empty jail, no stop. Example: ``m.reset()``"""
+        """Forget all text: empty jail, no stop.
+
+        Example:
+            >>> matcher = StopStringMatcher(["Hello world"])
+            >>> _ = matcher.push("Hello")
+            >>> matcher.reset()
+            >>> matcher.jail, matcher.stopped
+            ('', None)
+        """
         self.state, self.stopped = ROOT, None
 
     def push(self, text: str, check: bool = True) -> tuple[str, StopReason | None]:
@@ -436,7 +468,13 @@ class StopStringMatcher:
         return out
 
     def release(self) -> str:
-        """End of text: hand back the jail and start over. Example: ``m.release()`` -> ``'Hello'``"""
+        """End of text: hand back the jail and start over.
+
+        Example:
+            >>> matcher = StopStringMatcher(["Hello world"])
+            >>> matcher.push("Say Hello"), matcher.release(), matcher.jail
+            (('Say ', None), 'Hello', '')
+        """
         out = self.jail
         self.state = ROOT
         return out
@@ -483,7 +521,13 @@ class SuffixScanJail:
         return buffer[: len(buffer) - keep], None
 
     def release(self) -> str:
-        """End of text: hand back the jail. Example: ``j.release()`` -> ``'Hello'``"""
+        """End of text: hand back the jail.
+
+        Example (as :meth:`StopStringMatcher.release`, by scanning suffixes):
+            >>> jail = SuffixScanJail(["Hello world"])
+            >>> jail.push("Say Hello"), jail.release()
+            (('Say ', None), 'Hello')
+        """
         out, self.jail = ("" if self.stopped is not None else self.jail), ""
         return out
 
@@ -619,7 +663,17 @@ class StopSequenceDecoder:
 
     # -- state --------------------------------------------------------------
     def reset(self) -> None:
-        """Start a new generation with the same tokenizer and config. Example: ``dec.reset()``"""
+        """Start a new generation with the same tokenizer and config.
+
+        Example:
+            >>> import labkit
+            >>> dec = labkit.StopSequenceDecoder(labkit.load("gpt2"), labkit.StopSequenceConfig(stop_sequences=["Hello"]))
+            >>> dec.process_token(15496)
+            Stopped()
+            >>> dec.reset()
+            >>> dec.process_token(995)
+            Text(text=' world')
+        """
         self._stream = self._stream_class(self.tok, self.prompt_ids, skip_special_tokens=self.skip_special_tokens)
         self._step = self._stream.step  # bound once: process_token is the hot loop
         self.matcher.reset()
@@ -639,7 +693,14 @@ class StopSequenceDecoder:
 
     # -- the stream ---------------------------------------------------------
     def process_token(self, token_id: int) -> StopOutput:
-        """Take the next generated id; return what to show. Example: ``dec.process_token(15496)``"""
+        """Take the next generated id; return what to show.
+
+        Example ("Hello" could start the stop string, so it is held):
+            >>> import labkit
+            >>> dec = labkit.StopSequenceDecoder(labkit.load("gpt2"), labkit.StopSequenceConfig(stop_sequences=["Hello world"]))
+            >>> dec.process_token(15496), dec.process_token(1332)
+            (Held(), Text(text='Hello test'))
+        """
         # The hot loop, once per generated token. One set test sends every unusual case to
         # _slow_token: stop ids, and every id while stopped or while min_tokens holds stops
         # back (then the guard is _EVERY_ID). The usual case is the matcher's feed, inlined: a chunk
@@ -708,7 +769,15 @@ class StopSequenceDecoder:
         return StoppedWithText(released) if released else _STOPPED
 
     def process_tokens(self, ids: Iterable[int]) -> list[StopOutput]:
-        """``process_token`` for each id, in order. Example: ``dec.process_tokens([1, 2, 3])``"""
+        """``process_token`` for each id, in order.
+
+        Example:
+            >>> import labkit
+            >>> tok = labkit.load("gpt2")
+            >>> dec = labkit.StopSequenceDecoder(tok, labkit.StopSequenceConfig(stop_sequences=["Hello world"]))
+            >>> dec.process_tokens(tok.encode("Say Hello world and more").ids)[:3]
+            [Text(text='Say'), Text(text=' '), Stopped()]
+        """
         # every id checked first: a bad one part-way through raises before any output is lost
         return [self.process_token(i) for i in self.tok.check_ids(ids, "process_tokens()")]
 
@@ -716,7 +785,13 @@ class StopSequenceDecoder:
         """End of generation without a stop: release the jail (and any incomplete character).
 
         Returns ``Text(rest)`` (possibly empty), or ``Stopped()``/``StoppedWithText`` if a stop
-        had fired or completes in the flushed text. Example: ``dec.flush()`` -> ``Text('Hello')``
+        had fired or completes in the flushed text.
+
+        Example (the held "Hello" comes out at the end):
+            >>> import labkit
+            >>> dec = labkit.StopSequenceDecoder(labkit.load("gpt2"), labkit.StopSequenceConfig(stop_sequences=["Hello world"]))
+            >>> dec.process_token(15496), dec.flush()
+            (Held(), Text(text='Hello'))
         """
         if self.stop_reason is not None:
             return _STOPPED
