@@ -33,11 +33,39 @@ def test_labkit_sentencepiece_and_default_engines_are_exact_or_refuse(name, fold
     assert cells["labkit"].status == ("refused" if name in ("char", "word") else "exact")
 
 
-@pytest.mark.xfail(strict=True, reason="hf engine on .model files: tokenizers' offsets and decode differ from sentencepiece (not yet refused)")
+# measured on the mixed corpus (engine="hf", every cell still differs): <unk> decodes as its
+# spelling where sentencepiece reads ' ⁇ '; control characters the charsmap deletes before the
+# first piece ('\x0b\x0bx') belong to sentencepiece's dummy '▁'; a composed character's end offset;
+# text spelled like a byte piece ('<0x41>') with byte_fallback; user-defined symbols split the text
+# before normalisation; '\x0b' and '\r\n' with remove_extra_whitespaces off; charsmap answers
+# ('Å' under nfkc_cf and a custom rule TSV)
+@pytest.mark.xfail(strict=True, reason="hf engine on .model files: tokenizers' ids, offsets and decode still differ from sentencepiece (not yet refused)")
 @pytest.mark.parametrize("name", ["unigram", "bpe"])
 def test_hf_engine_on_model_files_is_exact(name, folder):
     (cell,) = run_case(CASES[name], folder, engines=("hf",))
     assert cell.status in ("exact", "refused"), cell.message
+
+
+@pytest.mark.parametrize("name", ["unigram", "bpe+byte_fallback"])
+def test_hf_engine_offsets_follow_sentencepiece(name, folder):
+    path = train_model(name, folder)
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    hf = labkit.load(path, engine="hf")
+    # the bare dummy '▁' (tokenizers: (0, 1)), a squeezed space run, text the charsmap drops, byte pieces
+    for text in ["x", "\u200bx", "  x  y  ", "a \u200b b", "ab\ufeff  c", "a\x85b", "Hello   world"]:
+        enc = hf.encode(text)
+        want = sp.encode(text, out_type="offset_mapping")
+        assert enc.ids == list(want["ids"]), text
+        assert enc.offsets == [tuple(o) for o in want["offsets"]], text
+    assert hf.encode("x").offsets == [(0, 0), (0, 1)]
+
+
+@pytest.mark.parametrize("kind", ["unigram", "bpe"])
+def test_hf_engine_refuses_whitespace_as_suffix_by_name(kind, folder):
+    path = train_model(f"{kind}+whitespace_as_suffix", folder)
+    with pytest.raises(labkit.LabkitError, match="treat_whitespace_as_suffix"):
+        labkit.load(path, engine="hf")
+    assert labkit.load(path).engine == "labkit"  # the default engine serves it
 
 
 def test_issue_19_reproductions_user_defined_and_control_symbols(folder):

@@ -101,6 +101,9 @@ class HFTokenizer(Tokenizer):
         self._added_ids = frozenset(a.id for a in vocab.added_tokens if 0 <= a.id < len(vocab.tokens)
                                     and (a.lstrip or a.rstrip or a.normalized))
         self._unk_id = unk if vocab.model == MODEL_UNIGRAM and unk is not None and unk < len(vocab.tokens) else None
+        # a .model's offsets are reported as sentencepiece reports them (see sentencepiece_offsets)
+        self._sentencepiece_offsets = vocab.format == "spm_model"
+        self._decode_failure = f"{self.name}: tokenizers could not decode"  # built once, not per call
 
     def _backend_for(self, parse_special: bool, text: str) -> tokenizers.Tokenizer:
         """The shared backend for parse_special=True, and for False when ``text`` holds no special
@@ -140,6 +143,8 @@ class HFTokenizer(Tokenizer):
                 spelled = [spell[i] if i in self._added_ids else t for i, t in zip(ids, spelled)]
             return spelled
 
+        if self._sentencepiece_offsets:
+            return Encoding(ids, tokens, lambda: sentencepiece_offsets(enc.offsets, enc.sequence_ids))
         # tokens and offsets are converted from Rust only when read
         return Encoding(ids, tokens, lambda: enc.offsets)
 
@@ -173,12 +178,30 @@ class HFTokenizer(Tokenizer):
         return out
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
-        with library_errors(f"{self.name}: tokenizers could not decode"):
+        with library_errors(self._decode_failure):
             if self.vocab.model == MODEL_UNIGRAM and self.vocab.format != "hf_json":
                 # the backend's Unigram spells hidden pieces (<unk>) as placeholders: decode the vocab's spellings
                 keep = [i for i in ids if not (skip_special_tokens and self.is_special_id(i))]
                 return self.backend.decoder.decode([self.vocab.tokens[i] for i in keep])
             return self.backend.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
+def sentencepiece_offsets(offsets: Sequence[tuple[int, int]], sequence_ids: Sequence[int | None]) -> list[tuple[int, int]]:
+    """tokenizers' offsets on a .model, as sentencepiece reports them: each piece ends where the
+    next one starts (the dummy-prefix ``▁`` covers nothing, a squeezed space run belongs to the
+    piece that keeps its first space, a character's byte pieces are empty but the last).
+    Framing tokens (sequence id None) keep their own.
+
+    Example (tokenizers aligns the dummy ``▁`` with the ``x`` it precedes):
+        >>> from labkit.engines.hf import sentencepiece_offsets
+        >>> sentencepiece_offsets([(0, 1), (0, 1)], [0, 0])
+        [(0, 0), (0, 1)]
+    """
+    out = [tuple(span) for span in offsets]
+    pieces = [i for i, sequence in enumerate(sequence_ids) if sequence is not None]
+    for here, after in zip(pieces, pieces[1:]):
+        out[here] = (out[here][0], out[after][0])
+    return out
 
 
 def _special_spelling_finder(vocab: VocabData):
@@ -378,6 +401,10 @@ _NOT_IN_LATTICE = (TOKEN_UNKNOWN, TOKEN_UNUSED)
 
 def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool = False) -> tokenizers.Tokenizer:
     norm = vocab.normalizer
+    if norm.get("treat_whitespace_as_suffix", False):
+        # tokenizers has a Prepend normaliser but none that appends the dummy '▁'
+        raise EngineUnavailable(f"{vocab.name}: the hf engine cannot serve treat_whitespace_as_suffix=True "
+                                "(tokenizers has no normaliser that appends the '▁'); use engine='labkit' or 'sentencepiece'")
     byte_fallback = bool(vocab.options.get("byte_fallback", False))
     unk_id = vocab.specials.unk_id
     if unk_id is None:
@@ -409,13 +436,13 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
         # sentencepiece drops leading/trailing spaces and squeezes runs, after the charsmap
         # \A and \z: in Oniguruma ^ and $ match at every line break
         steps.append(normalizers.Replace(Regex(r"\A +| +\z"), ""))
-        steps.append(normalizers.Replace(Regex(" {2,}"), " "))
-    suffix = bool(norm.get("treat_whitespace_as_suffix", False))
+        # the spaces after a run's first go, so the kept one is aligned with the first (as in sentencepiece)
+        steps.append(normalizers.Replace(Regex("(?<= ) +"), ""))
     if norm.get("add_dummy_prefix", True):
-        steps.append(normalizers.Append(" ") if suffix else normalizers.Prepend(" "))
+        steps.append(normalizers.Prepend(" "))
     if norm.get("escape_whitespaces", True):
         steps.append(normalizers.Replace(" ", SPIECE_UNDERLINE))
-        if norm.get("remove_extra_whitespaces", False) and not suffix:
+        if norm.get("remove_extra_whitespaces", False):
             # sentencepiece strips trailing '▁' after escaping: a literal U+2581 the charsmap keeps goes too
             steps.append(normalizers.Replace(Regex(SPIECE_UNDERLINE + r"+\z"), ""))
     if steps:
@@ -425,7 +452,7 @@ def _sentencepiece_like(vocab: VocabData, *, unigram: bool, hide_controls: bool 
         parts.append(decoders.ByteFallback())
     parts.append(decoders.Fuse())
     if norm.get("add_dummy_prefix", True):
-        parts.append(decoders.Strip(" ", 0, 1) if suffix else decoders.Strip(" ", 1, 0))
+        parts.append(decoders.Strip(" ", 1, 0))
     backend.decoder = decoders.Sequence(parts)
     return _finish(vocab, backend, with_specials=not hide_controls)
 
