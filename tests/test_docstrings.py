@@ -17,9 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "labkit"
 # number of docstrings): each may only shrink; a new or edited docstring writes >>> lines.
 PENDING = {
     "labkit/algorithms/bpe.py": 1,
-    "labkit/algorithms/charsmap.py": 9,
     "labkit/algorithms/spm_bpe.py": 4,
-    "labkit/algorithms/unigram_words.py": 7,
+    "labkit/algorithms/unigram_words.py": 6,
     "labkit/bench/stop.py": 1,
     "labkit/cache/prefix_tree.py": 1,
 }

@@ -152,8 +152,12 @@ class CharsMapMatch:
 class CharsMap:
     """A parsed precompiled charsmap: the double-array units and the replacement pool.
 
-    Example: ``CharsMap(blob).longest_match("Ａbc".encode())`` -> ``CharsMapMatch(3, ..., 'A')``
-    (introduced in notebook ``06_normalization_charsmap``)
+    Introduced in notebook ``06_normalization_charsmap``.
+
+    Example (botchan's nmt_nfkc map; a full-width A becomes A):
+        >>> import labkit
+        >>> CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"]).longest_match("Ａbc".encode())
+        CharsMapMatch(length=3, value=1726, replacement='A')
     """
 
     def __init__(self, blob: bytes):
@@ -206,7 +210,11 @@ class CharsMap:
     def replacement(self, value: int) -> str:
         """The NUL-terminated replacement string at ``value`` in the pool.
 
-        Example: ``cmap.replacement(cmap.longest_match(b"\\xef\\xbc\\xa1").value)`` -> ``'A'``
+        Example:
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> cmap.replacement(1726)
+            'A'
         """
         text = self._replacements.get(value)
         if text is None:
@@ -222,7 +230,11 @@ class CharsMap:
         """Every key that is a prefix of ``data[start:]``, as (length in bytes, value), shortest
         first: darts-clone's ``commonPrefixSearch``.
 
-        Example: ``cmap.prefix_matches("e\\u0301".encode())`` -> ``[(3, 5120)]``
+        Example (e + U+0301 is one key of three bytes):
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> cmap.prefix_matches("e\\u0301".encode()), cmap.prefix_matches(b"ab")
+            ([(3, 2565)], [])
         """
         units = self.units
         n = len(units)
@@ -247,7 +259,11 @@ class CharsMap:
         """True when some key is a prefix of ``data`` (a rule can start where ``data`` does
         whatever follows it).
 
-        Example: ``cmap.key_ends_within("Ａ".encode())`` -> ``True``; ``cmap.key_ends_within(b"a")`` -> ``False``
+        Example:
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> cmap.key_ends_within("Ａ".encode()), cmap.key_ends_within(b"a")
+            (True, False)
         """
         units = self.units
         n = len(units)
@@ -268,7 +284,11 @@ class CharsMap:
         """The longest key that prefixes ``text[start:]``, walked char by char: (chars it
         covers, value), ``(-1, value)`` when it ends inside a character, or None.
 
-        Example: ``cmap.longest_match_chars("①x")`` -> ``(1, value)``
+        Example (the circled one is one character long, rule 967):
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> cmap.longest_match_chars("①x"), cmap.longest_match_chars("x")
+            ((1, 967), None)
         """
         units = self.units
         n = len(units)
@@ -294,7 +314,11 @@ class CharsMap:
     def longest_match(self, data: bytes, start: int = 0) -> CharsMapMatch | None:
         """The longest key that prefixes ``data[start:]`` and its replacement, or None.
 
-        Example: ``cmap.longest_match("①".encode())`` -> ``CharsMapMatch(length=3, value=..., replacement='1')``
+        Example:
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> cmap.longest_match("①".encode())
+            CharsMapMatch(length=3, value=967, replacement='1')
         """
         matches = self.prefix_matches(data, start)
         if not matches:
@@ -305,7 +329,11 @@ class CharsMap:
     def walk(self, data: bytes, start: int = 0) -> list[dict]:
         """The walk of ``longest_match`` step by step (one row per byte), for teaching.
 
-        Example: ``pd.DataFrame(cmap.walk("Ａ".encode()))``
+        Example (a notebook shows it as ``pd.DataFrame(cmap.walk(...))``):
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> [(row["byte"], row["match"]) for row in cmap.walk("Ａ".encode())]
+            [('0xef', True), ('0xbc', True), ('0xa1', True)]
         """
         units = self.units
         n = len(units)
@@ -334,7 +362,12 @@ class CharsMap:
     def entries(self) -> Iterator[tuple[bytes, str]]:
         """Every (key bytes, replacement) in the trie, in byte order.
 
-        Example: ``dict(cmap.entries())["①".encode()]`` -> ``'1'``
+        Example (the first two keys: a combining long solidus after < and =):
+            >>> import itertools
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> list(itertools.islice(cmap.entries(), 2))
+            [(b'<\\xcc\\xb8', '≮'), (b'=\\xcc\\xb8', '≠')]
         """
         units = self.units
         n = len(units)
@@ -371,7 +404,11 @@ class CharsMap:
         prefix. None when a key ends inside a character (only a byte-level walk is exact
         then) or the walk exceeds a budget proportional to the number of units.
 
-        Example: ``"\u0301" in cmap.second_chars()`` -> ``True`` (e + U+0301 composes to é)
+        Example (e + U+0301 composes to é, so U+0301 is a second character):
+            >>> import labkit
+            >>> cmap = CharsMap(labkit.load("botchan-unigram").vocab.normalizer["charsmap"])
+            >>> "\\u0301" in cmap.second_chars()
+            True
         """
         shape = self.char_shape()
         return None if shape is None else shape[1]
