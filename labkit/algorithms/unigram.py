@@ -22,8 +22,11 @@ Three reference implementations agree on this and differ only in small print, wh
   sentencepiece after about 1e5 of total score (6 ids on botchan.txt, 786 on a mixed-script
   text); with it, 0 on both.
 * ``tokenizers``' Unigram (``sentencepiece=False``) adds in doubles, with no rebase.
-* llama.cpp's ``llm_tokenizer_ugm`` stores the running sum as a float; labkit serves GGUF
-  files like ``tokenizers`` (double sums), which is what the book checks them against.
+* llama.cpp's ``llm_tokenizer_ugm`` adds in doubles today (``score_sum`` is a double in
+  ``src/llama-vocab.cpp``, commit 00ad355e, "to make tokenization results exactly the same
+  as in the HF tokenizer"; earlier releases kept a float), while its unknown score
+  ``min_score - 10`` is a float. labkit serves GGUF files like ``tokenizers`` (double
+  sums), which is what the book checks them against.
 
 The rounding matters: ``"......" + "."`` and ``"." + "......"`` score the same in exact
 arithmetic, and only the rounding of the running sum decides between them.

@@ -112,7 +112,7 @@ class WordCache:
         total after it."""
         unk = self.model.unk_id
         f32 = array("f", [0.0])
-        for span in chunk[10] or (chunk,):
+        for span in self._parts(chunk):
             if -span[2] < total < span[2]:
                 out.extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
                 for score in span[1]:
@@ -144,7 +144,7 @@ class WordCache:
                 entry = entries[word] = self._entry(word)
             pieces: list[tuple[int, int, int]] = []
             for chunk in entry:
-                for span in ((chunk,) if -chunk[2] < total < chunk[2] or not chunk[10] else chunk[10]):
+                for span in ((chunk,) if -chunk[2] < total < chunk[2] else self._parts(chunk)):
                     if -span[2] < total < span[2]:
                         pieces.extend(span[5])
                         for score in span[1]:
@@ -182,11 +182,11 @@ class WordCache:
 
     # -- one word ---------------------------------------------------------------
     def _entry(self, word: str) -> tuple[tuple, ...]:
-        """A short word as one span (:meth:`_span`) when rounding can never flip its decisions
-        at the totals a text reaches; else cut wherever no lattice edge crosses (an unknown
-        character often gives two such places), so that only the fragile span is rerun. A
-        long word's spans are grouped into chunks of about :data:`CHUNK_CHARS` chars, each
-        taken whole where the total allows and span by span elsewhere."""
+        """A short word as one span (:meth:`_span`), used wherever the running total allows;
+        at other totals its spans between cut points (where no lattice edge crosses; an
+        unknown character often gives two), robust neighbours joined, so that only the
+        fragile span is rerun. A long word is cut into chunks of about :data:`CHUNK_CHARS`
+        chars at cut points, each treated like a short word."""
         model = self.model
         n = len(word)
         edges = [tuple(model.candidates(word, pos)) for pos in range(n)]
@@ -201,17 +201,28 @@ class WordCache:
                 cuts.append(pos)
             reach = max(reach, max(end for end, _, _, _ in edges[pos]))
         cuts.append(n)
-        spans = [self._span(edges, start, stop) for start, stop in zip(cuts, cuts[1:])]
         if n <= CHUNK_CHARS:
-            return self._joined_robust(edges, cuts, spans)
+            # the whole word where the total allows, its (joined) spans elsewhere
+            return (whole[:10] + ([edges, cuts] if len(cuts) > 2 else [],),)
         chunks = []
         first = 0
-        for k in range(1, len(spans) + 1):
-            if k == len(spans) or cuts[k] - cuts[first] >= CHUNK_CHARS:
-                group = tuple(spans[first:k])
-                chunks.append(group[0] if len(group) == 1 else self._span(edges, cuts[first], cuts[k], group))
+        for k in range(1, len(cuts)):
+            if k == len(cuts) - 1 or cuts[k] - cuts[first] >= CHUNK_CHARS:
+                # the chunk's spans are found the first time the chunk is unsafe
+                parts = [edges, cuts[first : k + 1]] if k - first > 1 else []
+                chunks.append(self._span(edges, cuts[first], cuts[k], parts))
                 first = k
         return tuple(chunks)
+
+    def _parts(self, chunk: tuple) -> tuple[tuple, ...]:
+        """The spans ``chunk`` is made of (found once, on first need), or ``(chunk,)``."""
+        parts = chunk[10]
+        if not parts:
+            return (chunk,)
+        if len(parts) == 2 and isinstance(parts[1], list):
+            edges, cuts = parts
+            parts[:] = self._joined_robust(edges, cuts, [self._span(edges, start, stop) for start, stop in zip(cuts, cuts[1:])])
+        return tuple(parts)
 
     def _joined_robust(self, edges: list, cuts: list[int], spans: list[tuple]) -> tuple[tuple, ...]:
         """``spans`` with each run of robust ones (safe at every total short of the limit)
@@ -231,10 +242,11 @@ class WordCache:
             k = j
         return tuple(out)
 
-    def _span(self, word_edges: list, offset: int, stop: int, parts: tuple = ()) -> tuple:
+    def _span(self, word_edges: list, offset: int, stop: int, parts: list | tuple = ()) -> tuple:
         """(ids, path scores, safe |total| bound, edges, length, pieces at word offsets, ids
         with unknown runs merged, starts with an unknown, offset, largest partial sum, the
-        spans it is made of or ()) of ``word[offset:stop]``."""
+        spans it is made of: empty, or [word edges, cuts] until :meth:`_parts` fills it)
+        of ``word[offset:stop]``."""
         model = self.model
         n = stop - offset
         edges = tuple(tuple((end - offset, piece_id, score, unknown) for end, piece_id, score, unknown in word_edges[pos])
