@@ -63,6 +63,21 @@ def test_sentencepiece_model_repo(hub_env, monkeypatch):
     assert tok.encode("What is LoRA?").ids == labkit.load("botchan-unigram").encode("What is LoRA?").ids
 
 
+def test_named_chat_templates_are_downloaded(hub_env, monkeypatch):
+    files = {name: (MINILM / name).read_bytes() for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt")}
+    files.update({"chat_template.jinja": b"{{ 'default' }}", "additional_chat_templates/tool_use.jinja": b"{{ 'tools' }}",
+                  "additional_chat_templates/notes.txt": b"not a template", "other/x.jinja": b"{{ 'no' }}"})
+    with LocalHub({"labkit-test/chat": files}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        folder = download_tokenizer_files("labkit-test/chat")
+        assert "additional_chat_templates/tool_use.jinja" in hub.fetched()
+        assert not {"additional_chat_templates/notes.txt", "other/x.jinja"} & set(hub.fetched())
+    assert (folder / "additional_chat_templates" / "tool_use.jinja").read_bytes() == b"{{ 'tools' }}"
+    from labkit.chat.select import find_chat_templates
+    found = find_chat_templates(folder)
+    assert (found.pick(), found.pick(tools=[{"name": "search"}])) == ("{{ 'default' }}", "{{ 'tools' }}")
+
+
 def test_private_repo_needs_the_token(hub_env, monkeypatch):
     with LocalHub(repos(), private={"labkit-test/private"}, token=TOKEN) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)

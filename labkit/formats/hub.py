@@ -133,9 +133,20 @@ def _write_ref(folder: Path, revision: str | None, commit: str) -> None:
     os.replace(temporary, ref)
 
 
+# named chat templates beside chat_template.jinja (e.g. additional_chat_templates/tool_use.jinja): one level, .jinja only
+EXTRA_TEMPLATE_NAME = re.compile(r"additional_chat_templates/[^/\\]+\.jinja")
+
+
 def _wanted(names: list[str]) -> list[str]:
-    return sorted(n for n in names if any(fnmatch.fnmatch(n.rsplit("/", 1)[-1], p) for p in TOKENIZER_PATTERNS)
-                  and "/" not in n)
+    """The repo files a tokenizer needs: top-level files matching TOKENIZER_PATTERNS and the
+    named chat templates under ``additional_chat_templates/``.
+
+    Example:
+        >>> _wanted(["model.safetensors", "vocab.txt", "sub/vocab.txt", "additional_chat_templates/tool_use.jinja"])
+        ['additional_chat_templates/tool_use.jinja', 'vocab.txt']
+    """
+    return sorted(n for n in names if ("/" not in n and any(fnmatch.fnmatch(n, p) for p in TOKENIZER_PATTERNS))
+                  or EXTRA_TEMPLATE_NAME.fullmatch(n))
 
 
 class _Transfer:
@@ -269,6 +280,7 @@ def download_tokenizer_files(repo_id: str, *, revision: str | None = None, token
     try:
         for name in wanted:
             url = f"{endpoint}/{repo_id}/resolve/{commit}/{quote(name)}"
+            (private / name).parent.mkdir(exist_ok=True)  # additional_chat_templates/
             transfer.fetch(url, private / name, name)
         _publish(private, snapshot, wanted)
         _write_ref(folder, revision, commit)
@@ -307,6 +319,7 @@ def _publish(private: Path, snapshot: Path, names: list[str]) -> None:
             raise
     for name in names:
         if not (snapshot / name).is_file():
+            (snapshot / name).parent.mkdir(exist_ok=True)
             os.replace(private / name, snapshot / name)
 
 
