@@ -71,8 +71,14 @@ def concat_ranker(ranks: Mapping[bytes, int]) -> Ranker:
 class MergeTrace:
     """Every merge BPE made on one word, in order, plus the start and final parts.
 
-    Example: ``trace = MergeTrace(); bpe_heap(parts, rank, trace=trace); len(trace.steps)``
     Introduced in notebook ``02_bpe_byte_level``; drawn by ``labkit.viz.merges``.
+
+    Example:
+        >>> trace = MergeTrace()
+        >>> bpe_heap([b"l", b"o", b"w"], concat_ranker({b"lo": 256, b"low": 257}), trace=trace)
+        [b'low']
+        >>> [(step.left, step.right) for step in trace.steps], trace.initial, trace.final
+        ([(b'l', b'o'), (b'lo', b'w')], (b'l', b'o', b'w'), (b'low',))
     """
 
     initial: tuple[bytes, ...] = ()

@@ -59,7 +59,12 @@ PAIR_MEMO_ENTRIES = 1 << 20
 
 
 def byte_piece(value: int) -> str:
-    """The spelling of a byte-fallback piece. Example: ``byte_piece(0x0A)`` -> ``'<0x0A>'``"""
+    """The spelling of a byte-fallback piece.
+
+    Example:
+        >>> byte_piece(0x0A), byte_piece(0xE9)
+        ('<0x0A>', '<0xE9>')
+    """
     return f"<0x{value:02X}>"
 
 
@@ -432,18 +437,37 @@ class SpmBpeModel:
 
     # -- the whole model step -----------------------------------------------------
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
-        """Normalised text -> (id, start, end) per token. Example: ``model.encode_spans("▁a")`` -> ``[(263, 0, 2)]``"""
+        """Normalised text -> (id, start, end) per token.
+
+        Example (llama-spm):
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.encode_spans("▁Hello▁world")
+            [(15043, 0, 6), (3186, 6, 12)]
+        """
         # a short text merges fastest by rescanning (no queues to build); a long one by buckets
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused  # (unused halves: kept as the queue sees them)
         merge = self.merge_naive if short else self.merge_buckets
         return self.pieces_to_ids(merge(text))
 
     def encode(self, text: str) -> list[int]:
-        """Normalised text -> ids. Example: ``model.encode("▁Hello")`` -> ``[15043]`` (llama-spm)"""
+        """Normalised text -> ids.
+
+        Example (llama-spm; a plain space is not ``▁``, so this text must be normalised first):
+            >>> import labkit
+            >>> model = labkit.load("llama-spm", engine="labkit").model
+            >>> model.encode("▁Hello▁world"), model.encode("▁Hello world")
+            ([15043, 3186], [15043, 35, 11526])
+        """
         return [index for index, _, _ in self.encode_spans(text)]
 
     def pieces(self, text: str) -> list[str]:
-        """Normalised text -> token strings. Example: ``model.pieces("▁Hello")`` -> ``['▁Hello']``"""
+        """Normalised text -> token strings.
+
+        Example:
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.pieces("▁Hello▁world")
+            ['▁Hello', '▁world']
+        """
         return [self.tokens[index] for index, _, _ in self.encode_spans(text)]
 
 

@@ -19,7 +19,14 @@ nothing unreachable stays alive. A lookup touches the path from the deepest node
 parent is always more recent than its children and eviction takes leaves first.
 Introduced in notebook ``10_cache_boundaries``.
 
-Example: ``tree = PrefixTree(max_bytes=8 * 2**20); node, depth = tree.longest(fp, text, next_cut)``
+Example (one segment stored below a tokenizer's root, then found again as a prefix):
+    >>> from labkit.cache.prefix_tree import PrefixTree
+    >>> tree = PrefixTree(max_bytes=2**20)
+    >>> text = "<|im_start|>system\\nBe brief.<|im_end|>\\n<|im_start|>user\\nHi"
+    >>> node, charged = tree.add(tree.root(b"qwen2"), text, text.index("<|im_end|>"), (1, 2, 3), allowance=2**20)
+    >>> found, depth = tree.longest(b"qwen2", text, lambda text, position: None)
+    >>> found is node, depth, found.ids, tree.stats()["hits"]
+    (True, 0, (1, 2, 3), 1)
 """
 from __future__ import annotations
 
