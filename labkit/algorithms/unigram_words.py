@@ -18,7 +18,14 @@ total the word's Viterbi pass is rerun over its cached edges from that total (no
 rebase included. Both give what :meth:`UnigramModel.viterbi` gives on the whole text.
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
-Example: ``WordCache(model).ids(split_words("▁the▁cat▁the"))`` == ``[i for i, _, _ in model.encode("▁the▁cat▁the")]``
+Example (the second "▁the" comes from the cache; the ids are the whole-text pass's):
+    >>> import labkit
+    >>> from labkit.algorithms.unigram import split_words
+    >>> from labkit.algorithms.unigram_words import WordCache
+    >>> model = labkit.load("botchan-unigram", engine="labkit").model
+    >>> ids = WordCache(model).ids(split_words("▁the▁cat▁the"))
+    >>> ids, ids == [i for i, _, _ in model.encode("▁the▁cat▁the")]
+    ([7, 78, 77, 7], True)
 """
 from __future__ import annotations
 
@@ -40,7 +47,11 @@ class WordCache:
     """Segments '▁'-words through ``model`` with a per-word cache, exactly as the whole-text
     Viterbi pass would (see the module docstring for why that is exact).
 
-    Example: ``cache = WordCache(model); cache.ids(["▁the", "▁cat"])``
+    Example (two distinct words cached):
+        >>> import labkit
+        >>> cache = WordCache(labkit.load("botchan-unigram", engine="labkit").model)
+        >>> cache.ids(["▁the", "▁cat", "▁the"]), len(cache)
+        ([7, 78, 77, 7], 2)
     """
 
     def __init__(self, model: UnigramModel, max_words: int = WORD_CACHE_ENTRIES):
@@ -58,7 +69,16 @@ class WordCache:
         return len(self._entries) + len(self._after_space)
 
     def clear(self) -> None:
-        """Forget every cached word. Example: ``cache.clear()``"""
+        """Forget every cached word.
+
+        Example:
+            >>> import labkit
+            >>> cache = WordCache(labkit.load("botchan-unigram", engine="labkit").model)
+            >>> _ = cache.ids(["▁the"])
+            >>> cache.clear()
+            >>> len(cache)
+            0
+        """
         self._entries.clear()
         self._after_space.clear()
 
@@ -130,7 +150,10 @@ class WordCache:
     def word_pieces(self, words: list[str]) -> list[list[tuple[int, int, int]]]:
         """Per word, its pieces as (id, start, end) with offsets inside the word (unknowns not merged).
 
-        Example: ``cache.word_pieces(["▁the", "▁cat"])[1]`` -> ``[(id, 0, 4)]``
+        Example ("▁cat" is "▁c" + "at" in botchan's vocabulary):
+            >>> import labkit
+            >>> WordCache(labkit.load("botchan-unigram", engine="labkit").model).word_pieces(["▁the", "▁cat"])
+            [[(7, 0, 4)], [(78, 0, 2), (77, 2, 4)]]
         """
         model = self.model
         entries = self._entries
@@ -163,7 +186,11 @@ class WordCache:
     def segment(self, text: str) -> list[tuple[int, int, int]]:
         """:meth:`UnigramModel.viterbi` of normalised ``text`` through the cache.
 
-        Example: ``cache.segment("▁the▁cat") == model.viterbi("▁the▁cat")`` -> ``True``
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> WordCache(model).segment("▁the▁cat") == model.viterbi("▁the▁cat")
+            True
         """
         words = split_words(text)
         out: list[tuple[int, int, int]] = []
@@ -176,7 +203,11 @@ class WordCache:
     def encode(self, text: str) -> list[tuple[int, int, int]]:
         """:meth:`UnigramModel.encode` of normalised ``text`` through the cache.
 
-        Example: ``cache.encode("▁a你好") == model.encode("▁a你好")`` -> ``True``
+        Example (the two unknown characters merge into one ``<unk>``, id 0):
+            >>> import labkit
+            >>> model = labkit.load("botchan-unigram", engine="labkit").model
+            >>> WordCache(model).encode("▁a你好"), model.encode("▁a你好")
+            ([(11, 0, 2), (0, 2, 4)], [(11, 0, 2), (0, 2, 4)])
         """
         return self.model.finish(self.segment(text), text)
 
