@@ -257,8 +257,10 @@ assert enc.tokens.count("<unk>") == 1 and enc.offsets[enc.tokens.index("<unk>")]
 #   subtracts that score from every offset reached so far. (Read from the machine code of
 #   the installed wheel; the source on GitHub predates it.)
 # - **tokenizers** (`engine="hf"`) adds in 64-bit doubles, with no rebase.
-# - **llama.cpp**'s `llm_tokenizer_ugm` stores the running sum as a float too. labkit
-#   serves GGUF files the way `tokenizers` does, and checks them against it.
+# - **llama.cpp**'s `llm_tokenizer_ugm` adds in doubles today: `score_sum` is a `double`
+#   in `src/llama-vocab.cpp` (commit 00ad355e), "to make tokenization results exactly the
+#   same as in the HF tokenizer"; earlier releases kept a float. labkit serves GGUF files
+#   the way `tokenizers` does, and checks them against it.
 #
 # On a run of dots the float and double sums part ways. labkit can do either
 # (`float32_sums`):

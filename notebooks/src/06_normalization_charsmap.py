@@ -316,9 +316,10 @@ print(f"{len(tested)} generated texts, all equal")
 # ## 9. Speed
 #
 # Most text has no character that any rule starts with, so the normaliser first checks
-# for such characters (`needs_lookup`). Only where it finds one does it walk the trie.
-# Everything in between is copied and only the whitespace rules apply. These figures vary
-# from run to run:
+# for such characters (`needs_lookup`, one regex search). Only where it finds one does it
+# look a rule up: from a memo when the character maps the same whatever surrounds it,
+# with a trie walk where a longer rule may start there. Everything in between is copied
+# and only the whitespace rules apply. These figures vary from run to run:
 
 # %% tags=["nbval-ignore-output"]
 import time
@@ -337,7 +338,7 @@ ref_s = seconds(lambda: [sp_unigram.normalize(line) for line in lines])
 wide = [line.translate({c: c + 0xFEE0 for c in range(0x21, 0x7F)}) for line in lines[:1000]]  # all full-width
 wide_mb = sum(len(line.encode()) for line in wide) / 1e6
 print(f"botchan lines: labkit {megabytes / ours_s:.1f} MB/s, sentencepiece {megabytes / ref_s:.1f} MB/s")
-print(f"full-width lines (a trie walk per char): labkit {wide_mb / seconds(lambda: [norm.normalize(l) for l in wide]):.2f} MB/s, "
+print(f"full-width lines (a rule per char): labkit {wide_mb / seconds(lambda: [norm.normalize(l) for l in wide]):.2f} MB/s, "
       f"sentencepiece {wide_mb / seconds(lambda: [sp_unigram.normalize(l) for l in wide]):.1f} MB/s")
 
 # %% [markdown]
