@@ -328,6 +328,7 @@ class WordCache:
         limit = model.rebase_limit
         reach = 0
         f32 = array("f", [0.0])
+        # deliberately UnigramModel._forward's loop again (rebase included), over cached edges
         for pos in range(n):
             here = best[pos]
             if limit is not None and (here < -limit or here > limit):

@@ -31,7 +31,7 @@ def interleaved(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str
     """Median CPU seconds of each call, the calls taking turns round by round.
 
     Example:
-        >>> seconds = interleaved({"sum": lambda: sum(range(1000)), "none": lambda: None}, repeat=3)
+        >>> seconds = interleaved({"sum": lambda: sum(range(1000)), "none": lambda: None}, repeat=1)
         >>> sorted(seconds), all(value >= 0 for value in seconds.values())
         (['none', 'sum'], True)
     """

@@ -1,7 +1,10 @@
 """Timing helpers shared by the benchmark suites: medians over repeats, MB/s, the corpus,
-and the rows of the throughput suites (bpe, spm, wordpiece, unigram): labkit timed cold
-and warm, the references timed in the same run with an untimed exactness check, and ratio
-columns (each suite's ``main`` is :func:`labkit.bench.compare.suite_main`).
+and the rows of the throughput suites (bpe, spm, wordpiece, unigram), each on botchan.txt
+repeated, one thread, every engine timed in the same run (median of ``--repeat`` runs):
+labkit *cold* (word cache emptied before each run) and *warm* (filled by an untimed run
+first), ``encode`` (a full Encoding) and ``encode_ordinary`` (ids only); then the
+references, each with an untimed exactness check; then ratio columns. Each suite's
+``main`` is :func:`labkit.bench.compare.suite_main`.
 
 Example (timings vary, so only their kind is shown):
     >>> import labkit

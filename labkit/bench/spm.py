@@ -1,11 +1,9 @@
 """``python -m labkit.bench spm``: SentencePiece BPE throughput, labkit vs sentencepiece vs tokenizers.
 
-botchan.txt repeated to about 1 MB, one thread, every engine timed in the same run (median
-of ``--repeat`` runs). labkit is timed *cold* (word cache emptied before each run) and
-*warm* (cache filled by an untimed run first). labkit's ``encode`` builds a full Encoding
-(ids, tokens, offsets); ``encode_ordinary`` is ids only. The reference is
-``SentencePieceProcessor.encode(text)`` (ids only, called directly), and every ratio is
-against it; ``tokenizers`` ``encode`` is shown too.
+How every suite times (cold and warm, one thread, the same run) is said in
+:mod:`labkit.bench.harness`. Here the reference is ``SentencePieceProcessor.encode(text)``
+(ids only, called directly) and every ratio is against it; ``tokenizers``' ``encode`` is
+shown too.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
 From a shell: ``python -m labkit.bench spm --mb 0.5 --repeat 3``

@@ -1,10 +1,9 @@
 """``python -m labkit.bench wordpiece``: WordPiece throughput, labkit vs tokenizers.
 
-botchan.txt repeated to about 1 MB, one thread, every engine timed in the same run (median
-of ``--repeat`` runs). labkit is timed *cold* (word cache emptied before each run) and
-*warm* (cache filled by an untimed run first). labkit's ``encode`` builds a full Encoding
-(ids, tokens, offsets) like ``tokenizers.Tokenizer.encode`` (called directly), which is
-the reference every ratio is against; ``encode_ordinary`` is ids only.
+How every suite times (cold and warm, one thread, the same run) is said in
+:mod:`labkit.bench.harness`. labkit's ``encode`` builds a full Encoding (ids, tokens,
+offsets) like ``tokenizers.Tokenizer.encode`` (called directly), the reference every ratio
+is against.
 Introduced in notebook ``04_wordpiece``.
 
 From a shell: ``python -m labkit.bench wordpiece --mb 0.5 --repeat 3``
@@ -14,6 +13,7 @@ from __future__ import annotations
 from labkit.bench.compare import TOKENIZERS, suite_main
 from labkit.bench.harness import encoding_ids, vocab_rows
 
+# laid out as bench/spm.py and bench/bpe.py on purpose: one suite module per model family
 VOCABS = ("bert-bge", "minilm")
 COLUMNS = ["vocab", "engine", "MB/s", "x tokenizers", "exact"]
 
