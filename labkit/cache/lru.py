@@ -17,6 +17,26 @@ from typing import Any, Hashable
 from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 
 
+def level_stats(level, entries: int) -> dict[str, float]:
+    """The figures every cache level reports, from its counters and its number of entries.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> level_stats(SimpleNamespace(hits=3, misses=1, bytes=640, evictions=0, refused=0), entries=2)["hit_rate"]
+        0.75
+    """
+    lookups = level.hits + level.misses
+    return {
+        "hits": level.hits,
+        "misses": level.misses,
+        "hit_rate": level.hits / lookups if lookups else 0.0,
+        "entries": entries,
+        "bytes": level.bytes,
+        "evictions": level.evictions,
+        "refused": level.refused,
+    }
+
+
 class LruStore:
     """Least-recently-used map; evicts the oldest entries past ``max_entries`` or ``max_bytes``.
 
@@ -84,16 +104,7 @@ class LruStore:
 
     def stats(self) -> dict[str, float]:
         with self._lock:
-            lookups = self.hits + self.misses
-            return {
-                "hits": self.hits,
-                "misses": self.misses,
-                "hit_rate": self.hits / lookups if lookups else 0.0,
-                "entries": len(self._items),
-                "bytes": self.bytes,
-                "evictions": self.evictions,
-                "refused": self.refused,
-            }
+            return level_stats(self, len(self._items))
 
 
 class TextStore(LruStore):

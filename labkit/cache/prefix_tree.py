@@ -34,6 +34,7 @@ import sys
 import threading
 from collections import OrderedDict
 
+from labkit.cache.lru import level_stats
 from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 from labkit.core import LabkitError
 
@@ -309,13 +310,4 @@ class PrefixTree:
 
     def stats(self) -> dict[str, float]:
         with self._lock:
-            lookups = self.hits + self.misses
-            return {
-                "hits": self.hits,
-                "misses": self.misses,
-                "hit_rate": self.hits / lookups if lookups else 0.0,
-                "entries": len(self._lru),
-                "bytes": self.bytes,
-                "evictions": self.evictions,
-                "refused": self.refused,
-            }
+            return level_stats(self, len(self._lru))
