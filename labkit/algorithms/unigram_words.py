@@ -131,12 +131,13 @@ class WordCache:
         by one (cached or rerun), or the chunk rerun when it is a single span. Returns the
         total after it."""
         unk = self.model.unk_id
+        float32 = self.model.float32_sums
         f32 = array("f", [0.0])
         for span in self._parts(chunk):
             if -span[2] < total < span[2]:
                 out.extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
                 for score in span[1]:
-                    if self.model.float32_sums:
+                    if float32:
                         f32[0] = total + score
                         total = f32[0]
                     else:
@@ -257,9 +258,20 @@ class WordCache:
 
     def _joined_robust(self, edges: list, cuts: list[int], spans: list[tuple]) -> tuple[tuple, ...]:
         """``spans`` with each run of robust ones (safe at every total short of the limit)
-        joined into one span when the joined span is robust too: fewer steps per word."""
+        joined into one span where the joined span is robust too (a run that is not is
+        halved until it is): fewer steps per word."""
         def is_robust(span: tuple) -> bool:
             return span[2] >= self._robust - span[9]
+
+        def join(k: int, j: int) -> list[tuple]:
+            # spans[k:j], all robust: joined if that stays robust, else each half joined alone
+            if j - k == 1:
+                return [spans[k]]
+            joined = self._span(edges, cuts[k], cuts[j])
+            if is_robust(joined):
+                return [joined]
+            middle = (k + j) // 2
+            return join(k, middle) + join(middle, j)
 
         out: list[tuple] = []
         k = 0
@@ -268,8 +280,9 @@ class WordCache:
             if is_robust(spans[k]):
                 while j < len(spans) and is_robust(spans[j]):
                     j += 1
-            joined = self._span(edges, cuts[k], cuts[j]) if j - k > 1 else None
-            out.extend([joined] if joined is not None and is_robust(joined) else spans[k:j])
+                out.extend(join(k, j))
+            else:
+                out.append(spans[k])
             k = j
         return tuple(out)
 
