@@ -29,13 +29,12 @@ class PerTokenDecoder:
 
     Introduced in notebook ``08_incremental_detokenization``.
 
-    Example:
+    Example (the emoji's four bytes are split over three tokens, each decoded alone):
         >>> import labkit
         >>> from labkit.streaming.naive import PerTokenDecoder
         >>> tok = labkit.load("gpt2")
-        >>> decoder = PerTokenDecoder(tok)
-        >>> [decoder.step(i) for i in tok.encode("né").ids]
-        ['n', 'é']
+        >>> [PerTokenDecoder(tok).step(i) for i in tok.encode("n\\u00e9 \\U0001fae8").ids]
+        ['n', '\u00e9', ' \ufffd', '\ufffd', '\ufffd']
     """
 
     def __init__(self, tok: Tokenizer, prompt_ids: Sequence[int] = (), skip_special_tokens: bool = False):

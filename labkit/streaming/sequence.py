@@ -8,14 +8,11 @@ so its cost does not grow with the length of the sequence.
 Introduced in notebook ``08_incremental_detokenization``.
 
 Example:
-    >>> from labkit.streaming.sequence import Sequence
     >>> import labkit
-    >>> tok = labkit.load("qwen2")
-    >>> seq = Sequence(tok)
-    >>> seq.append_text("Hello")
-    [9707]
-    >>> seq.append_token(1879)
-    ' world'
+    >>> from labkit.streaming.sequence import Sequence
+    >>> seq = Sequence(labkit.load("qwen2"))
+    >>> seq.append_text("Hello"), seq.append_token(1879), seq.text()
+    ([9707], ' world', 'Hello world')
 """
 from __future__ import annotations
 
