@@ -81,9 +81,9 @@ def is_control(ch: str) -> bool:
 def is_whitespace(ch: str) -> bool:
     """True for Unicode White_Space.
 
-    Example:
-        >>> is_whitespace("\\u3000"), is_whitespace("\\u200b")
-        (True, False)
+    Example (the ideographic space is; the zero-width space is not):
+        >>> [hex(ord(c)) for c in "a\\u3000b\\u200bc" if is_whitespace(c)]
+        ['0x3000']
     """
     return ch in WHITE_SPACE
 
@@ -93,8 +93,8 @@ def is_punctuation(ch: str) -> bool:
     (P*, as tokenizers knows it).
 
     Example:
-        >>> is_punctuation("¿"), is_punctuation("$"), is_punctuation("a")
-        (True, True, False)
+        >>> "".join(c for c in "¿Qué? $5 + 1^2" if is_punctuation(c))
+        '¿?$+^'
     """
     return ch in _PUNCTUATION
 
@@ -102,9 +102,9 @@ def is_punctuation(ch: str) -> bool:
 def is_chinese_char(ch: str) -> bool:
     """True for a CJK ideograph that BERT isolates.
 
-    Example:
-        >>> is_chinese_char("世"), is_chinese_char("か")
-        (True, False)
+    Example (a Han character is isolated; hiragana is not):
+        >>> [is_chinese_char(c) for c in "世か"]
+        [True, False]
     """
     return ch in _CJK
 
@@ -112,9 +112,10 @@ def is_chinese_char(ch: str) -> bool:
 def is_nonspacing_mark(ch: str) -> bool:
     """True for a nonspacing mark (Mn) that accent stripping drops.
 
-    Example:
-        >>> is_nonspacing_mark("\\u0301"), is_nonspacing_mark("e")
-        (True, False)
+    Example (é decomposed: the acute accent is the mark):
+        >>> import unicodedata
+        >>> [is_nonspacing_mark(c) for c in unicodedata.normalize("NFD", "é")]
+        [False, True]
     """
     return ch in _NONSPACING
 
