@@ -305,10 +305,14 @@ class Tokenizer:
             raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
         if not text.isascii():
             _refuse_surrogates(self.name, text)
+        return self._encode_recorded(text, bool(add_special_tokens), bool(parse_special))
+
+    def _encode_recorded(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
+        """``_encode``, timed into the metrics when they are enabled (the one place that records)."""
         if not _metrics.ENABLED:
-            return self._encode(text, bool(add_special_tokens), bool(parse_special))
+            return self._encode(text, add_special_tokens, parse_special)
         started = time.perf_counter()
-        enc = self._encode(text, bool(add_special_tokens), bool(parse_special))
+        enc = self._encode(text, add_special_tokens, parse_special)
         _metrics.record_encode(self, time.perf_counter() - started, len(enc.ids), len(text))
         return enc
 

@@ -17,7 +17,6 @@ Example:
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from itertools import compress
 
@@ -123,12 +122,7 @@ class CachedTokenizer(Tokenizer):
         or is part of a text that engine already took."""
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode() takes str, got {type(text).__name__}")
-        if not metrics.ENABLED:
-            return self._encode(text, bool(add_special_tokens), bool(parse_special))
-        started = time.perf_counter()
-        enc = self._encode(text, bool(add_special_tokens), bool(parse_special))
-        metrics.record_encode(self, time.perf_counter() - started, len(enc.ids), len(text))
-        return enc
+        return self._encode_recorded(text, bool(add_special_tokens), bool(parse_special))
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         l0 = self.l0
