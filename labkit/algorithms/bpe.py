@@ -202,8 +202,9 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
 
     A long word has many pairs but few distinct ranks, so instead of one heap of every pair
     this keeps one list of positions per rank and a small heap of the ranks. The lowest
-    rank's positions merge left to right (a heap of positions: a merge that makes another
-    pair of the same rank, as SentencePiece's equal scores can, queues it in order). A merge
+    rank's positions merge left to right (a merge that makes another pair of the same rank,
+    as SentencePiece's equal scores can, makes it left of every position still ahead, so it
+    goes next). A merge
     that makes a pair of a *lower* rank stops the bucket so the lower rank goes first, exactly
     as the one-heap loop would. Rank BPE (byte-level) and score BPE
     (:meth:`~labkit.algorithms.spm_bpe.SpmBpeModel.merge_buckets`, rank = place of the score)
@@ -250,10 +251,20 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     while ranks:
         rank = ranks[0]
         positions = buckets[rank]
-        positions.sort()  # a sorted list is a heap
+        positions.sort()
+        # a pair of this rank made by a merge starts at or left of the merge, so before every
+        # queued position still ahead: it waits in `sooner` (a heap), which goes first
+        sooner: list[int] = []
+        ahead, end = 0, len(positions)
         finished = True
-        while positions:
-            i = pop(positions)
+        while True:
+            if sooner:
+                i = pop(sooner)
+            elif ahead < end:
+                i = positions[ahead]
+                ahead += 1
+            else:
+                break
             v = made[i]
             if v >> 24 != rank:
                 continue  # stale: the pair at i changed since it was queued (or merged away: -1)
@@ -273,7 +284,7 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
                 if v >= 0:
                     r = v >> 24
                     if r == rank:
-                        push(positions, i)
+                        push(sooner, i)
                     else:
                         bucket = buckets.get(r)
                         if bucket is None:
@@ -296,7 +307,7 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
                 if v >= 0:
                     r = v >> 24
                     if r == rank:
-                        push(positions, p)
+                        push(sooner, p)
                     else:
                         bucket = buckets.get(r)
                         if bucket is None:
@@ -311,9 +322,11 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
             if lowest < rank:
                 finished = False  # a lower rank appeared: it merges before the rest of this bucket
                 break
-        if finished:  # an empty bucket left unfinished is dropped when it comes round again
+        if finished:
             del buckets[rank]
             pop(ranks)
+        else:  # what is left of this bucket waits for the lower rank (an empty one is dropped later)
+            buckets[rank] = sooner + positions[ahead:]
     out = []
     k = 0
     while k >= 0:
