@@ -148,8 +148,9 @@ class WordCache:
                 out.extend(ids if ids[0] != unk or not out or out[-1] != unk else ids[1:])
         return total
 
-    def word_pieces(self, words: list[str]) -> list[list[tuple[int, int, int]]]:
-        """Per word, its pieces as (id, start, end) with offsets inside the word (unknowns not merged).
+    def word_pieces(self, words: list[str], after_space: bool = False) -> list[list[tuple[int, int, int]]]:
+        """Per word, its pieces as (id, start, end) with offsets inside the word (unknowns not
+        merged). With ``after_space``, each word stands for '▁' + word, as in :meth:`ids`.
 
         Example ("▁cat" is "▁c" + "at" in botchan's vocabulary):
             >>> import labkit
@@ -157,7 +158,7 @@ class WordCache:
             [[(7, 0, 4)], [(78, 0, 2), (77, 2, 4)]]
         """
         model = self.model
-        entries = self._entries
+        entries = self._after_space if after_space else self._entries
         out = []
         total = 0.0
         f32 = array("f", [0.0])
@@ -165,7 +166,7 @@ class WordCache:
         for word in words:
             entry = entries.get(word)
             if entry is None:
-                entry = entries[word] = self._entry(word)
+                entry = entries[word] = self._entry("\u2581" + word if after_space else word)
             pieces: list[tuple[int, int, int]] = []
             for chunk in entry:
                 for span in ((chunk,) if -chunk[2] < total < chunk[2] else self._parts(chunk)):
@@ -193,12 +194,14 @@ class WordCache:
             >>> WordCache(model).segment("▁the▁cat") == model.viterbi("▁the▁cat")
             True
         """
-        words = split_words(text)
+        # words after a '▁' share the entries ids() keeps for them
+        after_space = text.startswith("\u2581")
+        words = text[1:].split("\u2581") if after_space else split_words(text)
         out: list[tuple[int, int, int]] = []
         start = 0
-        for word, pieces in zip(words, self.word_pieces(words)):
+        for word, pieces in zip(words, self.word_pieces(words, after_space)):
             out.extend([(piece_id, start + s, start + e) for piece_id, s, e in pieces])
-            start += len(word)
+            start += len(word) + after_space
         return out
 
     def encode(self, text: str) -> list[tuple[int, int, int]]:

@@ -127,7 +127,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         """Text the charsmap leaves alone, word by word: (ids, offsets), or None if it has
         unknowns (their merging crosses words, so the general path handles them)."""
         spans = [m.span() for m in _NON_SPACE.finditer(text)]
-        results = cache.word_pieces(["\u2581" + text[a:b] for a, b in spans])
+        results = cache.word_pieces([text[a:b] for a, b in spans], after_space=True)
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         unk = self.model.unk_id
