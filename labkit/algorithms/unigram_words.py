@@ -110,7 +110,8 @@ class WordCache:
             for span in entry:
                 bound = span[2]
                 if -bound < total < bound:
-                    # the cached path; a run of unknowns crossing into it stays one unknown
+                    # the cached path (the hot loop, so inlined; _unsafe_ids takes the same step via
+                    # _total_after); a run of unknowns crossing into it stays one unknown
                     extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
                     if float32:
                         for score in span[1]:
@@ -131,21 +132,26 @@ class WordCache:
         by one (cached or rerun), or the chunk rerun when it is a single span. Returns the
         total after it."""
         unk = self.model.unk_id
-        float32 = self.model.float32_sums
-        f32 = array("f", [0.0])
         for span in self._parts(chunk):
             if -span[2] < total < span[2]:
                 out.extend(span[6] if not span[7] or not out or out[-1] != unk else span[6][1:])
-                for score in span[1]:
-                    if float32:
-                        f32[0] = total + score
-                        total = f32[0]
-                    else:
-                        total += score
+                total = self._total_after(total, span[1])
             else:
                 pieces, total = self._rerun(span, total)
                 ids = _merge_unknowns([piece_id for piece_id, _, _ in pieces], unk)
                 out.extend(ids if ids[0] != unk or not out or out[-1] != unk else ids[1:])
+        return total
+
+    def _total_after(self, total: float, scores: tuple[float, ...]) -> float:
+        """The running total after adding a cached path's ``scores``, rounded as the full pass rounds."""
+        if not self.model.float32_sums:
+            for score in scores:
+                total += score
+            return total
+        f32 = array("f", [0.0])
+        for score in scores:
+            f32[0] = total + score
+            total = f32[0]
         return total
 
     def word_pieces(self, words: list[str], after_space: bool = False) -> list[list[tuple[int, int, int]]]:
@@ -157,12 +163,9 @@ class WordCache:
             >>> WordCache(labkit.load("botchan-unigram", engine="labkit").model).word_pieces(["▁the", "▁cat"])
             [[(7, 0, 4)], [(78, 0, 2), (77, 2, 4)]]
         """
-        model = self.model
         entries = self._after_space if after_space else self._entries
         out = []
         total = 0.0
-        f32 = array("f", [0.0])
-        float32 = model.float32_sums
         for word in words:
             entry = entries.get(word)
             if entry is None:
@@ -172,12 +175,7 @@ class WordCache:
                 for span in ((chunk,) if -chunk[2] < total < chunk[2] else self._parts(chunk)):
                     if -span[2] < total < span[2]:
                         pieces.extend(span[5])
-                        for score in span[1]:
-                            if float32:
-                                f32[0] = total + score
-                                total = f32[0]
-                            else:
-                                total += score
+                        total = self._total_after(total, span[1])
                     else:
                         rerun, total = self._rerun(span, total)
                         shift = span[8]
