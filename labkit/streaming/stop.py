@@ -264,7 +264,7 @@ class _StopTables:
         """How many push outcomes are remembered.
 
         Example (a stop set compiled just now remembers none yet):
-            >>> _compile(("x",), ()).entries
+            >>> _compile(("<|a stop set only this example compiles|>",), ()).entries
             0
         """
         return self._memo_entries
