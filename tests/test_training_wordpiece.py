@@ -30,10 +30,17 @@ def hf_1000():
 
 def test_frequency_variant_reproduces_tokenizers(hf_1000):
     ours = train_wordpiece(LINES, 1000, score="frequency")
-    # measured over 5 processes: identical once, 999 of 1000 four times ("Jap" vs "##dd",
-    # equal counts): tokenizers numbers the ## characters in its hash map's order, which
-    # changes from process to process, and breaks count ties by those numbers
-    assert len(set(ours.tokens) & set(hf_1000.get_vocab())) >= 999
+    # tokenizers numbers the ## characters in its hash map's order, which changes with every
+    # training run, and breaks count ties by those numbers: 8 runs in one process shared
+    # 1000, 999, 998 or 997 tokens with labkit ("Jap" vs "##dd", equal counts). labkit's
+    # vocabulary must be exactly one of them: 30 runs (0.07 s each) miss the identical one
+    # with probability about 0.75**30 = 0.02%
+    overlaps = []
+    for _ in range(30):
+        overlaps.append(len(set(ours.tokens) & set(reference(1000).get_vocab())))
+        if overlaps[-1] == 1000:
+            break
+    assert max(overlaps) == 1000, overlaps
     # the alphabet and the specials sit at the same ids
     vocab = hf_1000.get_vocab()
     assert [vocab[t] for t in ours.tokens[:60]] == list(range(60))
