@@ -132,7 +132,8 @@ def test_sampling_among_the_nbest(sp, sampler):
     theirs = collections.Counter(tuple(sp.sample_encode_as_ids(text, size, alpha)) for _ in range(5000))
     ours = collections.Counter(tuple(sampler.sample(text, alpha, size, seed=s)) for s in range(5000))
     assert set(theirs) <= set(exact) and set(ours) <= set(exact)
-    assert chi_square(theirs, exact).p_value > 0.01
+    # sentencepiece's draws are random from run to run (see above): a 1e-4 threshold
+    assert chi_square(theirs, exact).p_value > 1e-4
     assert chi_square(ours, exact).p_value > 0.01
 
 
