@@ -10,8 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# a busy CI machine is no bug: no per-example deadline and no "generation too slow" failure
+# (each test's own settings still choose its example counts)
+settings.register_profile("labkit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("labkit")
 
 from support import engines  # noqa: E402
 
