@@ -274,6 +274,8 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
             k = nxt[j]
             nxt[i] = k
             lowest = rank
+            # the two new pairs below are filed by the same inlined lines on purpose: a helper
+            # call per merge costs more than the bucket work it would hold (the hot loop)
             if k >= 0:  # the new pair (merged, right neighbour) at i
                 prv[k] = i
                 right = sym[k]

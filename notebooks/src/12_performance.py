@@ -109,15 +109,7 @@ assert full_pass_ms > 5 * frozen_pass_ms
 # %%
 SAMPLE = TEXT[:12_000]
 
-def ids_only(tok):
-    """The fastest way each library gives ids for plain text (no Encoding, no offsets)."""
-    if tok.engine == "labkit":
-        return tok.encode_ordinary
-    if tok.engine == "hf":
-        return lambda text: tok.backend.encode(text, add_special_tokens=False).ids
-    if tok.engine == "tiktoken":
-        return tok.backend.encode_ordinary
-    return tok.backend.encode  # sentencepiece: ids, no BOS
+from labkit.bench.probes import ids_only  # each library's own ids-only call
 
 agreement = []
 for (name, engine), tok in toks.items():

@@ -54,15 +54,7 @@ def best_ms(fn, repeat):
     return min(times) * 1e3
 
 
-def ids_only(tok):
-    """The fastest way each library gives ids for plain text (no Encoding, no offsets)."""
-    if tok.engine == "labkit":
-        return tok.encode_ordinary
-    if tok.engine == "hf":
-        return lambda text: tok.backend.encode(text, add_special_tokens=False).ids
-    if tok.engine == "tiktoken":
-        return tok.backend.encode_ordinary
-    return tok.backend.encode  # sentencepiece: ids, no BOS
+from labkit.bench.probes import ids_only  # each library's own ids-only call (notebook 12)
 
 TEXT = corpus(0.3)        # botchan.txt, repeated: English prose
 pd.set_option("display.precision", 3)
@@ -166,31 +158,10 @@ assert all(g > 2 for g in growth.values())
 # a call that releases the GIL lets the counter run.
 
 # %%
-def steps_beside(fn):
-    """Python loop steps another thread makes while ``fn()`` runs (forced switches rare)."""
-    state = {"count": 0, "stop": False}
+import inspect
+from labkit.bench.probes import steps_beside
 
-    def counter():
-        n = 0
-        while not state["stop"]:
-            n += 1
-            if n % 200 == 0:
-                state["count"] = n
-                time.sleep(0)  # let go of the GIL now and then, so the caller can get it back
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
-    thread = threading.Thread(target=counter)
-    try:
-        thread.start()
-        before = state["count"]
-        fn()
-        moved = state["count"] - before
-    finally:
-        state["stop"] = True
-        sys.setswitchinterval(old)
-        thread.join()
-    return moved
+print(inspect.getsource(steps_beside))
 
 gpt2 = toks["gpt2", "labkit"]
 long_word = bpe.byte_parts(("abcdefgh" * 600).encode())

@@ -39,31 +39,7 @@ assert not check_percentile(samples, 99, sorted(samples)[int(0.99 * len(samples)
 # stages alone: the regex split (the `regex` module, on a `str`) and the merge loop.
 
 # %%
-def steps_beside(fn):
-    """Python loop steps another thread makes while ``fn()`` runs (forced switches rare)."""
-    state = {"count": 0, "stop": False}
-
-    def counter():
-        n = 0
-        while not state["stop"]:
-            n += 1
-            if n % 200 == 0:
-                state["count"] = n
-                time.sleep(0)  # let go of the GIL now and then, so the caller can get it back
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
-    thread = threading.Thread(target=counter)
-    try:
-        thread.start()
-        before = state["count"]
-        fn()
-        moved = state["count"] - before
-    finally:
-        state["stop"] = True
-        sys.setswitchinterval(old)
-        thread.join()
-    return moved
+from labkit.bench.probes import steps_beside  # the notebook's probe
 
 from labkit.algorithms import bpe
 from labkit.bench.harness import corpus
