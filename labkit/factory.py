@@ -38,7 +38,7 @@ ENGINES = ("labkit", *REFERENCE_ENGINES)
 # the reference engine tried when engine=None and labkit cannot serve a file, by format
 _FALLBACK = {
     "tiktoken": ("tiktoken", "hf"),
-    "spm_model": ("sentencepiece", "hf"),
+    "spm_model": ("sentencepiece",),  # the hf engine refuses .model files (engines/hf.py: MODEL_FILE_REFUSAL)
     "gguf": ("hf", "sentencepiece", "tiktoken"),
     "hf_json": ("hf",),
     "vocab_merges": ("hf",),
@@ -55,6 +55,18 @@ def _builder(spec: str):
             raise EngineUnavailable(f"engine module {module_name} is not available") from None
         raise
     return getattr(module, func)
+
+
+def convert_model_file(source) -> Tokenizer:
+    """``tokenizers``' conversion of a SentencePiece ``.model``, asked for by name, for code above
+    the factory (``engine="hf"`` refuses ``.model`` files: see ``labkit.engines.hf.convert_model_file``).
+
+    Example:
+        >>> from labkit.factory import convert_model_file
+        >>> convert_model_file("botchan-bpe").engine_note
+        "tokenizers' conversion of a .model, not exact: compare, do not serve"
+    """
+    return _builder("labkit.engines.hf:convert_model_file")(source)
 
 
 def build_engine(vocab: VocabData, engine: str) -> Tokenizer:

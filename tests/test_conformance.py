@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from support.engines import loaded
+from support.engines import compared
 from labkit.paths import data_path
 from labkit.vectors import VECTOR_NAMES, load_vectors
 from support.disagreements import charsmap_step_differs, leading_space_pieces_differ
@@ -30,26 +30,26 @@ def _vector_cases(names):
 @pytest.mark.parametrize("name,index", _vector_cases(VECTOR_NAMES))
 def test_hf_engine_passes_every_vector(name, index):
     text, expected = load_vectors(name)[index]
-    assert loaded(name, "hf").encode(text, parse_special=False, add_special_tokens=False).ids == expected
+    assert compared(name, "hf").encode(text, parse_special=False, add_special_tokens=False).ids == expected
 
 
 @pytest.mark.parametrize("name,index", _vector_cases(["gpt2", "qwen2"]))
 def test_tiktoken_engine_passes_byte_level_vectors(name, index):
     text, expected = load_vectors(name)[index]
-    assert loaded(name, "tiktoken").encode(text, parse_special=False).ids == expected
+    assert compared(name, "tiktoken").encode(text, parse_special=False).ids == expected
 
 
 @pytest.mark.parametrize("name,index", _vector_cases(["llama-spm"]))
 def test_sentencepiece_engine_passes_spm_vectors(name, index):
     text, expected = load_vectors(name)[index]
-    assert loaded(name, "sentencepiece").encode(text, parse_special=False).ids == expected
+    assert compared(name, "sentencepiece").encode(text, parse_special=False).ids == expected
 
 
 @pytest.mark.parametrize("index", range(len(load_vectors("bert-bge"))))
 def test_minilm_tokenizer_json_passes_bert_bge_vectors(index):
     # the same uncased BERT vocab as bert-bge; the shipped JSON pads/truncates to 128 unless switched off
     text, expected = load_vectors("bert-bge")[index]
-    assert loaded("minilm", "hf").encode(text, parse_special=False).ids == expected
+    assert compared("minilm", "hf").encode(text, parse_special=False).ids == expected
 
 
 def test_vector_counts():
@@ -93,7 +93,7 @@ def hf_precompiled_bug(name: str, text: str) -> bool:
 
 
 def _check_agree(name: str, a: str, b: str, text: str) -> None:
-    ta, tb = loaded(name, a), loaded(name, b)
+    ta, tb = compared(name, a), compared(name, b)
     for parse_special in (True, False):
         for add_special_tokens in (False, True):
             ea = ta.encode(text, parse_special=parse_special, add_special_tokens=add_special_tokens)
@@ -113,7 +113,7 @@ def _check_agree(name: str, a: str, b: str, text: str) -> None:
 
 @pytest.mark.parametrize("name,a,b", PAIRS, ids=[p[0] for p in PAIRS])
 def test_engines_agree_on_every_botchan_line(name, a, b):
-    ta, tb = loaded(name, a), loaded(name, b)
+    ta, tb = compared(name, a), compared(name, b)
     lines = botchan_lines()
     ids_a = [enc.ids for enc in ta.encode_batch(list(lines), parse_special=False)]
     ids_b = [enc.ids for enc in tb.encode_batch(list(lines), parse_special=False)]
@@ -166,8 +166,8 @@ def test_engines_agree_on_generated_text(name, a, b, text):
 @pytest.mark.parametrize("name", ["botchan-unigram", "botchan-bpe"])
 def test_tokenizers_precompiled_drops_combining_mark(name):
     # a known difference of the reference libraries, kept visible: if tokenizers fixes it, this fails
-    assert loaded(name, "sentencepiece").backend.normalize("\ufb01\u0301") == "\u2581fi\u0301"
-    assert loaded(name, "hf").backend.normalizer.normalize_str("\ufb01\u0301") == "\u2581fi"
+    assert compared(name, "sentencepiece").backend.normalize("\ufb01\u0301") == "\u2581fi\u0301"
+    assert compared(name, "hf").backend.normalizer.normalize_str("\ufb01\u0301") == "\u2581fi"
     assert hf_precompiled_bug(name, "\ufb01\u0301x") and not hf_precompiled_bug(name, "fi\u0301x")
 
 
@@ -177,7 +177,7 @@ def test_tokenizers_precompiled_drops_combining_mark(name):
 def test_byte_level_round_trip(name, text):
     # byte-level BPE is lossless up to the model's normalisation (NFC for qwen2)
     for engine_name in ("hf", "tiktoken"):
-        tok = loaded(name, engine_name)
+        tok = compared(name, engine_name)
         ids = tok.encode(text, parse_special=False).ids
         expected = unicodedata.normalize("NFC", text) if name == "qwen2" else text
         assert tok.decode(ids) == expected
@@ -187,7 +187,7 @@ def test_byte_level_round_trip(name, text):
 @given(text=texts)
 def test_minilm_json_and_bert_gguf_agree(text):
     # two files, one vocabulary: the GGUF pipeline labkit assembles must match the shipped JSON
-    a, b = loaded("bert-bge", "hf"), loaded("minilm", "hf")
+    a, b = compared("bert-bge", "hf"), compared("minilm", "hf")
     for parse_special in (True, False):
         ea = a.encode(text, parse_special=parse_special, add_special_tokens=True)
         eb = b.encode(text, parse_special=parse_special, add_special_tokens=True)

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import labkit
-from support.engines import loaded
+from support.engines import compared, loaded
 from labkit.bench.harness import corpus_lines
 from labkit.core import LabkitError, Tokenizer
 from labkit.paths import BUNDLED
@@ -26,7 +26,7 @@ def texts_for(tok: labkit.Tokenizer) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_batch_equals_the_loop(name):
-    tok = loaded(name, "hf")
+    tok = compared(name, "hf")  # a .model: tokenizers' conversion, by name (the hf engine refuses it)
     texts = texts_for(tok)
     for mode in MODES:
         loop = Tokenizer.encode_batch(tok, texts, **mode)  # the base class: one encode per text

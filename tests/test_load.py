@@ -24,8 +24,8 @@ REFERENCE_SERVES = {
     "qwen2": {"hf", "tiktoken"},
     "bert-bge": {"hf"},
     "cl100k_base": {"hf", "tiktoken"},
-    "botchan-unigram": {"hf", "sentencepiece"},
-    "botchan-bpe": {"hf", "sentencepiece"},
+    "botchan-unigram": {"sentencepiece"},  # the hf engine refuses .model files
+    "botchan-bpe": {"sentencepiece"},
     "minilm": {"hf"},
 }
 BACKEND_TYPES = {

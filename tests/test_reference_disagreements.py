@@ -32,13 +32,13 @@ from tokenizers import normalizers
 
 import labkit
 from support.disagreements import SPACE, charsmap_steps, charsmap_step_differs, leading_space_pieces_differ
-from support.engines import loaded
+from support.engines import compared
 
 SPM_FILES = ["botchan-bpe", "botchan-unigram"]
 
 
 def engines(name: str) -> tuple[labkit.Tokenizer, labkit.Tokenizer]:
-    return loaded(name, "hf"), loaded(name, "sentencepiece")
+    return compared(name, "hf"), compared(name, "sentencepiece")
 
 
 # ----------------------------------------------------------------------------- class 1, pinned

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support.engines import tokenizer
+from support.engines import servable_pairs, tokenizer
 from labkit import LabkitError
 from labkit.streaming.stop import (
     Held,
@@ -280,8 +280,7 @@ def scenario(draw, tok):
     return ids, config, draw(st.booleans())
 
 
-@pytest.mark.parametrize("engine", ["hf", "labkit"])
-@pytest.mark.parametrize("name", VOCABS)
+@pytest.mark.parametrize("name,engine", servable_pairs(VOCABS, ("hf", "labkit")))
 def test_stream_equals_full_decode_cut_at_the_first_stop(name, engine):
     tok = load(name, engine)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import labkit
+from labkit.engines.hf import convert_model_file
 from labkit.algorithms.unigram import UnigramModel, split_words
 from labkit.algorithms.unigram_words import WordCache
 from labkit.bench.texts import bench_texts
@@ -19,7 +20,7 @@ NAME = "botchan-unigram"
 @pytest.fixture(scope="module")
 def engines():
     tok = labkit.load(NAME, engine="labkit")
-    return tok, labkit.load(NAME, engine="sentencepiece").backend, labkit.load(NAME, engine="hf").backend
+    return tok, labkit.load(NAME, engine="sentencepiece").backend, convert_model_file(NAME).backend
 
 
 def cldr_text(name: str, max_chars: int = 300_000) -> str:

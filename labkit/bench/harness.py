@@ -232,3 +232,21 @@ def vocab_rows(name: str, work: Workload, repeat: int, references, *, ratio_colu
     for label, fn, ids in references:
         rows.append(reference_row(name, label, fn, work, repeat, expected=expected, ids=ids))
     return add_rates(rows, workload_megabytes(work), {ratio_column: references[0][0]})
+
+
+def tokenizers_backend(name: str):
+    """The ``tokenizers.Tokenizer`` for ``name``: the hf engine's backend, or, for a SentencePiece
+    ``.model`` (which that engine refuses), tokenizers' conversion of the file.
+
+    Example:
+        >>> from labkit.bench.harness import tokenizers_backend
+        >>> type(tokenizers_backend("botchan-unigram")).__name__
+        'Tokenizer'
+    """
+    import labkit
+    from labkit.factory import convert_model_file
+
+    try:
+        return labkit.load(name, engine="hf").backend
+    except labkit.LabkitError:
+        return convert_model_file(name).backend  # a .model, which the hf engine refuses

@@ -11,7 +11,7 @@ From a shell: ``python -m labkit.bench spm --mb 0.5 --repeat 3``
 from __future__ import annotations
 
 from labkit.bench.compare import SENTENCEPIECE, TOKENIZERS, suite_main
-from labkit.bench.harness import encoding_ids, vocab_rows
+from labkit.bench.harness import encoding_ids, tokenizers_backend, vocab_rows
 
 VOCABS = ("llama-spm", "botchan-bpe")
 COLUMNS = ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]
@@ -29,7 +29,7 @@ def measure(name: str, text: str, repeat: int = 3) -> list[dict]:
     import labkit
 
     sp = labkit.load(name, engine="sentencepiece").backend
-    hf = labkit.load(name, engine="hf").backend
+    hf = tokenizers_backend(name)
     references = [("sentencepiece encode (ids)", sp.encode, list),
                   ("tokenizers encode", lambda t: hf.encode(t, add_special_tokens=False), encoding_ids)]
     return vocab_rows(name, text, repeat, references, ratio_column="x sentencepiece")

@@ -37,6 +37,7 @@ from labkit.bench.harness import (
     seconds_of,
     single_thread,
     table,
+    tokenizers_backend,
     workload_megabytes,
 )
 
@@ -79,7 +80,7 @@ def measure(name: str, lines: list[str], repeat: int = 3) -> list[dict]:
     rows.append(reference_row(name, "sentencepiece encode (ids + offsets)",
                               lambda line: sp.encode(line, out_type="offset_mapping", return_bytes=False), lines, repeat))
     try:
-        hf = labkit.load(name, engine="hf").backend
+        hf = tokenizers_backend(name)
     except labkit.LabkitError:
         hf = None
     if hf is not None:
@@ -122,7 +123,7 @@ def measure_texts(name: str = "botchan-unigram", max_chars: int = 300_000, repea
     tok = labkit.load(name, engine="labkit")
     wrapper = labkit.load(name, engine="sentencepiece")
     sp = wrapper.backend
-    hf = labkit.load(name, engine="hf").backend
+    hf = tokenizers_backend(name)
     vocab = tok.vocab
     double = WordCache(UnigramModel(vocab.tokens, vocab.scores, vocab.token_types, sentencepiece=False))
     rows = []
@@ -169,7 +170,8 @@ def load_seconds(name: str = "botchan-unigram", repeat: int = 5) -> dict[str, fl
     """
     import labkit
 
-    calls = {engine: (lambda engine=engine: labkit.load(name, engine=engine)) for engine in ("labkit", "sentencepiece", "hf")}
+    calls = {engine: (lambda engine=engine: labkit.load(name, engine=engine)) for engine in ("labkit", "sentencepiece")}
+    calls["hf"] = lambda: tokenizers_backend(name)
     for call in calls.values():
         call()
     return interleaved(calls, repeat)

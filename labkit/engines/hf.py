@@ -214,6 +214,52 @@ def _special_spelling_finder(vocab: VocabData):
     return regex.compile("|".join(regex.escape(s) for s in specials)).search
 
 
+# measured by the conformance matrix (notebook 14, section 5): on every SentencePiece configuration
+# trained there, tokenizers' conversion differs from sentencepiece somewhere
+MODEL_FILE_REFUSAL = (
+    "{name}: the hf engine does not serve SentencePiece .model files, because tokenizers' conversion "
+    "differs from sentencepiece on every configuration measured: its Precompiled normaliser works per "
+    "grapheme cluster, text spelled like a byte piece ('<0x41>') is read as that piece, user-defined "
+    "symbols split the text before normalising, characters the normaliser deletes get other offsets, "
+    "whitespace differs with remove_extra_whitespaces off, and <unk> and leading '▁' pieces decode differently; "
+    "use engine='sentencepiece' or engine='labkit' (labkit.engines.hf.convert_model_file gives "
+    "tokenizers' conversion by name, to compare the two libraries)"
+)
+CONVERTED_NOTE = "tokenizers' conversion of a .model, not exact: compare, do not serve"
+
+
+def convert_model_file(source) -> HFTokenizer:
+    """tokenizers' reading of a SentencePiece ``.model`` (a bundled name or a path), asked for
+    by name, or its VocabData: the pipeline labkit converts the file into (Precompiled charsmap, Prepend, Replace,
+    Unigram or BPE, a decoder chain) behind the Tokenizer surface, ``.backend`` the
+    ``tokenizers.Tokenizer``. It is **not exact** (``MODEL_FILE_REFUSAL`` lists how it differs),
+    which is why ``labkit.load(path, engine="hf")`` refuses ``.model`` files; it exists to
+    compare the two libraries, and its ``repr`` says so.
+
+    Example:
+        >>> from labkit.engines.hf import convert_model_file
+        >>> converted = convert_model_file("botchan-unigram")
+        >>> converted.encode("Hello world").tokens
+        ['▁He', 'll', 'o', '▁world']
+        >>> converted.engine_note
+        "tokenizers' conversion of a .model, not exact: compare, do not serve"
+
+    Introduced in notebook ``03_bpe_sentencepiece`` (appendix) and ``14_conformance_matrix``.
+    """
+    from labkit.formats.detect import read_vocab  # a reader, used only by this comparison helper
+    from labkit.paths import BUNDLED, bundled_path
+
+    if isinstance(source, VocabData):
+        vocab = source
+    else:
+        vocab = read_vocab(bundled_path(source) if isinstance(source, str) and source in BUNDLED else source)
+    if vocab.format != "spm_model":
+        raise EngineUnavailable(f"{vocab.name}: not a SentencePiece .model; load it with labkit.load")
+    converted = _build(vocab)
+    converted.engine_note = CONVERTED_NOTE
+    return converted
+
+
 def build(vocab: VocabData) -> HFTokenizer:
     """Build the ``tokenizers`` engine for ``vocab``; EngineUnavailable if it cannot serve it.
 
@@ -227,6 +273,12 @@ def build(vocab: VocabData) -> HFTokenizer:
 
     Introduced in notebook ``00_tour``.
     """
+    if vocab.format == "spm_model":
+        raise EngineUnavailable(MODEL_FILE_REFUSAL.format(name=vocab.name))
+    return _build(vocab)
+
+
+def _build(vocab: VocabData) -> HFTokenizer:
     plain = None
     with library_errors(f"{vocab.name}: tokenizers could not build this vocabulary", FormatError):
         if vocab.format == "hf_json":

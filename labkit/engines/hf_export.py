@@ -11,7 +11,8 @@ decoding, llama.cpp's pre-tokenizer types), so when the tokenizer came from anot
 the export also copies that source file into the folder and names it in
 ``tokenizer_config.json`` (``"labkit_source"``): ``labkit.load(folder)`` reads it and gives
 the same ids, tokens, offsets and decode as the tokenizer that was exported, while
-``tokenizers`` and transformers read the tokenizer.json. Every file is written atomically
+``tokenizers`` and transformers read the tokenizer.json (for a SentencePiece ``.model`` that
+file is ``tokenizers``' conversion, ``convert_model_file``, which is not exact). Every file is written atomically
 with ordinary permissions. Introduced in notebook ``11_factory_formats_hub``.
 
 Example (a SentencePiece model exported; tokenizers and labkit read the folder alike):
@@ -38,6 +39,7 @@ import tokenizers
 
 from labkit.core import LabkitError, Tokenizer
 from labkit.engines.hf import build as build_hf_engine
+from labkit.engines.hf import convert_model_file
 
 SOURCE_KEY = "labkit_source"  # tokenizer_config.json key naming the copied source file
 _SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
@@ -54,7 +56,12 @@ def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
     """
     if not isinstance(tok, Tokenizer):
         raise LabkitError(f"export takes a labkit Tokenizer, got {type(tok).__name__}")
-    reference = tok if tok.engine == "hf" else build_hf_engine(tok.vocab)
+    if tok.vocab.format == "spm_model":
+        # tokenizers' conversion of a .model is not exact (the hf engine refuses it): the export
+        # keeps the .model beside it (SOURCE_KEY), and labkit reloads from that file
+        reference = convert_model_file(tok.vocab)
+    else:
+        reference = tok if tok.engine == "hf" else build_hf_engine(tok.vocab)
     backend = tokenizers.Tokenizer.from_str(reference.backend.to_str())
     backend.no_padding()
     backend.no_truncation()

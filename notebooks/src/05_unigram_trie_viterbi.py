@@ -256,7 +256,9 @@ assert enc.tokens.count("<unk>") == 1 and enc.offsets[enc.tokens.index("<unk>")]
 #   total small: when the best score at the offset it extends from passes ±100,000, it
 #   subtracts that score from every offset reached so far. (Read from the machine code of
 #   the installed wheel; the source on GitHub predates it.)
-# - **tokenizers** (`engine="hf"`) adds in 64-bit doubles, with no rebase.
+# - **tokenizers** adds in 64-bit doubles, with no rebase. (Below it reads the `.model`
+#   through `labkit.engines.hf.convert_model_file`: `engine="hf"` refuses `.model` files,
+#   because tokenizers' conversion differs from sentencepiece in other ways; notebook 14.)
 # - **llama.cpp**'s `llm_tokenizer_ugm` adds in doubles today: `score_sum` is a `double`
 #   in `src/llama-vocab.cpp` (commit 00ad355e), "to make tokenization results exactly the
 #   same as in the HF tokenizer"; earlier releases kept a float. labkit serves GGUF files
@@ -269,7 +271,9 @@ assert enc.tokens.count("<unk>") == 1 and enc.offsets[enc.tokens.index("<unk>")]
 import sentencepiece as spm
 
 sp = spm.SentencePieceProcessor(model_file=str(data_path("sentencepiece/botchan_en_unigram_1000.model")))
-hf = labkit.load("botchan-unigram", engine="hf")
+from labkit.engines.hf import convert_model_file
+
+hf = convert_model_file("botchan-unigram")  # tokenizers' reading of the .model, asked for by name
 double = UnigramModel(tok.vocab.tokens, tok.vocab.scores, tok.vocab.token_types, float32_sums=False)
 line = ".........I"
 norm_line = tok.normalize(line)

@@ -76,7 +76,7 @@ ENGINES = {
     "cl100k_base": ("labkit", "tiktoken"),
     "llama-spm": ("labkit", "hf", "sentencepiece"),
     "bert-bge": ("labkit", "hf"),
-    "botchan-unigram": ("labkit", "hf", "sentencepiece"),
+    "botchan-unigram": ("labkit", "sentencepiece"),  # engine="hf" refuses a .model (notebook 14)
 }
 toks, load_rows = {}, []
 for name, engines in ENGINES.items():

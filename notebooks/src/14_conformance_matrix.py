@@ -167,40 +167,65 @@ assert mine.engine == "labkit" and mine.encode(" x").tokens == reference.encode(
 # trainer configurations (`tests/test_conformance_spm_matrix.py`: model types, byte
 # fallback, digit and whitespace splitting, user-defined and control symbols, the
 # normaliser flags and rules). `labkit`, `sentencepiece` and `engine=None` are exact or
-# refused on all of them. The `hf` engine is not yet: it is `tokenizers` running a pipeline
-# labkit assembles from the file, and `tokenizers` reads some things differently. It
-# refuses `char` and `word` models and `treat_whitespace_as_suffix` at load (`tokenizers`
-# has no normaliser that appends the `▁`); on the other configurations it still differs on
-# a few strings (`<unk>` decodes as its spelling, not ` ⁇ `; some offsets and charsmap answers), and
-# that open gap is pinned by a strict expected failure in the tests. One configuration,
-# four engines, 4 botchan lines plus the mixed corpus:
+# refused on all of them. The `hf` engine **refuses every `.model`**: it would be `tokenizers`
+# running a pipeline labkit converts the file into, and on every one of the 26
+# configurations that pipeline reads something differently from `sentencepiece` (its
+# `Precompiled` normaliser works per grapheme cluster; `<unk>` decodes as its spelling, not
+# ` ⁇ `; text spelled like a byte piece; user-defined symbols split before normalising; some
+# offsets and whitespace). A few configurations, four engines, 4 botchan lines plus the
+# mixed corpus:
 
 # %%
 from labkit.conformance.runner import run_case
 from labkit.conformance.spm_matrix import spm_cases, train_model
 
-spm_case = next(c for c in spm_cases() if c.name == "spm/unigram")
-cells = run_case(spm_case, workdir / "spm", engines=("labkit", "sentencepiece", "default", "hf"), botchan=4)
-for cell in cells:
-    print(f"{cell.engine:14} {cell.status:8} {cell.strings} strings")
-hf_cell = cells[-1]
-print("hf, first difference:", hf_cell.message.splitlines()[0])
-assert [c.status for c in cells] == ["exact", "exact", "exact", "differs"]
+spm_rows = {}
+for case in spm_cases():
+    if case.name in ("spm/unigram", "spm/bpe", "spm/bpe+byte_fallback", "spm/unigram+user_defined"):
+        cells = run_case(case, workdir / "spm", engines=("labkit", "sentencepiece", "default", "hf"), botchan=4)
+        spm_rows[case.name] = {cell.engine: f"{cell.status} ({cell.strings})" if cell.status == "exact" else cell.status
+                               for cell in cells}
+spm_table = pd.DataFrame(spm_rows).T
+spm_table
+
+# %%
+assert all(row["hf"] == "refused" for row in spm_rows.values())
+assert all(row[e].startswith("exact") for row in spm_rows.values() for e in ("labkit", "sentencepiece", "default"))
 
 # %% [markdown]
-# What the `hf` engine does match: offsets as sentencepiece reports them (the `▁` the
-# dummy prefix adds covers no character, `(0, 0)`), and the refusal names the option:
+# The refusal says why and which engines can serve the file:
 
 # %%
 bpe_model = train_model("bpe", workdir / "spm")
-print(labkit.load(bpe_model, engine="hf").encode("x").offsets)
-assert labkit.load(bpe_model, engine="hf").encode("x").offsets == labkit.load(bpe_model, engine="sentencepiece").encode("x").offsets == [(0, 0), (0, 1)]
 try:
-    labkit.load(train_model("bpe+whitespace_as_suffix", workdir / "spm"), engine="hf")
+    labkit.load(bpe_model, engine="hf")
 except labkit.LabkitError as exc:
     refusal = str(exc)
 print(refusal.replace(str(workdir), "…"))
-assert "treat_whitespace_as_suffix" in refusal
+assert "does not serve SentencePiece .model files" in refusal and refusal.endswith("engines that can: labkit, sentencepiece")
+
+# %% [markdown]
+# To compare the two libraries on a `.model` (as notebook 03's appendix does), ask for
+# `tokenizers`' conversion by name: `labkit.engines.hf.convert_model_file`. Its `repr` says
+# it is not exact. It reports offsets as sentencepiece does (the `▁` the dummy prefix adds
+# covers no character, `(0, 0)`), yet on this configuration's corpus it still differs here:
+
+# %%
+from labkit.engines.hf import convert_model_file
+from labkit.conformance.corpus import mixed_corpus
+import sentencepiece
+
+converted = convert_model_file(bpe_model)
+sp_direct = sentencepiece.SentencePieceProcessor(model_file=str(bpe_model))
+print(repr(converted))
+print(converted.encode("x").offsets)
+texts = mixed_corpus(botchan=4)
+differ = [t for t in texts if converted.encode(t).ids != sp_direct.encode(t)
+          or converted.decode(sp_direct.encode(t)) != sp_direct.decode(sp_direct.encode(t))]
+print(f"ids or decode differ on {len(differ)} of {len(texts)} strings, e.g. {differ[0]!r}:")
+print("  tokenizers' conversion:", converted.decode(sp_direct.encode(differ[0])))
+print("  sentencepiece:         ", sp_direct.decode(sp_direct.encode(differ[0])))
+assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 
 # %% [markdown]
 # ## Try it
@@ -239,8 +264,9 @@ check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 #   and `engine=None` serves it with `tokenizers`, saying why in `repr(tok)`.
 # - SentencePiece `.model` configurations run through the same runner in
 #   `tests/test_conformance_spm_matrix.py`: exact or refused with `labkit`, `sentencepiece`
-#   and `engine=None`; the `hf` engine refuses `treat_whitespace_as_suffix` and still
-#   differs elsewhere (`<unk>` decode, some offsets and charsmap answers): an open gap.
+#   and `engine=None`; the `hf` engine refuses every `.model`, because `tokenizers`'
+#   conversion differs somewhere on each configuration. `convert_model_file` gives that
+#   conversion by name, for comparisons.
 
 # %%
 import shutil

@@ -12,7 +12,7 @@ import sentencepiece
 from tokenizers import normalizers
 
 import labkit
-from support.engines import loaded
+from support.engines import compared
 
 SPACE = "\u2581"
 
@@ -20,11 +20,11 @@ SPACE = "\u2581"
 @functools.lru_cache(maxsize=None)
 def charsmap_steps(name: str):
     """(tokenizers' Precompiled, sentencepiece's charsmap-only normaliser, added-token regex) or None."""
-    hf = loaded(name, "hf")
+    hf = compared(name, "hf")
     charsmap = hf.vocab.normalizer.get("charsmap")
     if not charsmap:
         return None
-    sp = loaded(name, "sentencepiece")
+    sp = compared(name, "sentencepiece")
     theirs = sentencepiece.SentencePieceNormalizer(
         model_proto=sp.backend.serialized_model_proto(),
         add_dummy_prefix=False,

@@ -55,3 +55,18 @@ def servable_pairs(names=BUNDLED, engines=ENGINES) -> list[tuple[str, str]]:
     """Every (name, engine) of ``names`` x ``engines`` that the engine serves, in that order."""
     return [(name, engine) for name in names for engine in engines
             if not isinstance(_attempt(name, engine), EngineUnavailable)]
+
+
+MODEL_FILES = ("botchan-unigram", "botchan-bpe")  # bundled SentencePiece .model files
+
+
+@functools.lru_cache(maxsize=None)
+def compared(name: str, engine: str) -> labkit.Tokenizer:
+    """``loaded(name, engine)``, except that ``"hf"`` over a ``.model`` (which ``labkit.load``
+    refuses) is tokenizers' conversion asked for by name: the tests that pin where the two
+    libraries disagree compare exactly that."""
+    if engine == "hf" and name in MODEL_FILES:
+        from labkit.engines.hf import convert_model_file
+
+        return convert_model_file(name)
+    return loaded(name, engine)
