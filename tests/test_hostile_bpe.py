@@ -45,7 +45,7 @@ def test_long_tiktoken_tokens_load_in_near_linear_time_on_the_hf_engine(tmp_path
     """)
     assert result.returncode == 0, result.stderr[-2000:]
     seconds, small, large = result.stdout.splitlines()
-    assert float(seconds) < 10, seconds
+    assert float(seconds) < 2.0, seconds  # issue 14's bound, CPU time (1.0 s measured; it ran for minutes)
     # rank BPE on a^6: a+a thrice, then aa+aa; a^(2^16) is one token, then b (byte 98)
     assert small == "[257, 256]"
     assert large == f"[{255 + 16}, 98]"
