@@ -235,6 +235,7 @@ class Encoding:
     def tokens(self, value) -> None:
         self._tokens = value
 
+    # offsets are made on first read exactly as tokens are above: two properties, one pattern
     @property
     def offsets(self) -> list[tuple[int, int]]:
         value = self._offsets

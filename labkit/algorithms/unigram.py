@@ -237,6 +237,7 @@ class PieceTrie:
             node = entry[0]
         self.max_length = max(self.max_length, len(piece))
 
+    # DictTrie.prefixes above is the readable twin of this walk (one lookup per step here)
     def prefixes(self, text: str, start: int = 0) -> list[tuple[int, int]]:
         """Every piece starting at ``text[start]``: (end offset, id), shortest first."""
         out = []

@@ -181,6 +181,8 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int, *, prefix: str = "##"
             rank[merged] = len(tokens)
             tokens.append(merged)
         touched: set[tuple[str, str]] = set()
+        # the pair is replaced inside each word as in bpe_train.py, on purpose: each trainer keeps
+        # its own counts (frequency there, the pair score here), so each loop reads whole in its file
         for w in sorted(where.pop(pair, ())):
             units, c = words[w], counts[w]
             for old in zip(units, units[1:]):

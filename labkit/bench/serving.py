@@ -91,6 +91,7 @@ def thread_scaling(toks, quick, bar):
     return rows, "prompts/s"
 
 
+# each workload below is one loop over the engines, alike on purpose: a row per engine, one bar step
 def decode_throughput(toks, quick, bar):
     text = corpus(0.05 if quick else 0.2)
     rows = []

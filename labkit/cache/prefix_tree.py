@@ -305,6 +305,7 @@ class PrefixTree:
                 root.children = root.lengths = root.short = None
             self.bytes = 0
 
+    # len and stats as the L0 level has them (cache/lru.py): both levels answer CachedTokenizer alike
     def __len__(self) -> int:
         return len(self._lru)
 
