@@ -68,7 +68,19 @@ def library_errors(message: str, kind: type[LabkitError] = LabkitError):
     except BaseException as exc:
         if not library_failure(exc):
             raise
-        raise kind(f"{message}: {type(exc).__name__}: {exc}") from None
+        raise library_error(message, exc, kind) from None
+
+
+def library_error(message: str, exc: BaseException, kind: type[LabkitError] = LabkitError) -> LabkitError:
+    """The error :func:`library_errors` raises for ``exc``, for hot paths that catch it
+    themselves (a ``with`` block and its message cost more than a short encode).
+
+    Example:
+        >>> from labkit.engines.hf import library_error
+        >>> library_error("x.json: could not encode 'a'", ValueError("bad")).args[0]
+        "x.json: could not encode 'a': ValueError: bad"
+    """
+    return kind(f"{message}: {type(exc).__name__}: {exc}")
 
 
 class HFTokenizer(Tokenizer):
@@ -150,8 +162,12 @@ class HFTokenizer(Tokenizer):
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         backend = self._backend_for(parse_special, text)
-        with library_errors(f"{self.name}: tokenizers could not encode {text[:40]!r}"):
+        try:  # as library_errors does, with the message built only on failure (this runs per encode)
             enc = backend.encode(text, add_special_tokens=add_special_tokens)
+        except BaseException as exc:
+            if not library_failure(exc):
+                raise
+            raise library_error(f"{self.name}: tokenizers could not encode {text[:40]!r}", exc) from None
         return self._to_encoding(enc, backend)
 
     def encode_batch(self, texts: Iterable[str], *, add_special_tokens: bool = False, parse_special: bool = True) -> list[Encoding]:
