@@ -41,6 +41,20 @@ class EngineUnavailable(LabkitError):
     """The asked-for engine cannot serve this file (the message says which engines can)."""
 
 
+def library_failure(exc: BaseException) -> bool:
+    """True for an error raised inside a reference library: any Exception, or a Rust panic, which
+    pyo3 raises as ``pyo3_runtime.PanicException``, a BaseException (``except Exception`` misses it).
+
+    Example:
+        >>> from labkit.core import library_failure
+        >>> library_failure(ValueError())
+        True
+        >>> library_failure(KeyboardInterrupt())
+        False
+    """
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
 # ----------------------------------------------------------------------------- token types
 
 # sentencepiece's numbering, also used by GGUF ``tokenizer.ggml.token_type``

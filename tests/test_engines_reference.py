@@ -15,7 +15,7 @@ from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scor
 from support.engines import loaded
 from support.vocabs import t5_gguf_vocab
 from labkit.core import TOKEN_NORMAL, EngineUnavailable, Encoding, LabkitError
-from labkit.engines import hf, mock, sentencepiece_engine, tiktoken_engine
+from labkit.engines import hf, labkit_unigram, mock, sentencepiece_engine, tiktoken_engine
 from labkit.engines.mock import mock_tokenizer, mock_vocab
 from labkit.viz.spans import TokenSpans, token_spans, visible
 
@@ -130,14 +130,31 @@ def test_lone_surrogates_are_labkit_errors(name, engine):
 
 
 def test_gguf_unigram_t5_is_served_like_the_model_file():
-    # the botchan Unigram model's arrays under GGUF keys: both engines serve it exactly like the .model file
+    # the botchan Unigram model's arrays under GGUF keys: labkit and sentencepiece serve it exactly like the .model file
     vocab = t5_gguf_vocab(loaded("botchan-unigram", "sentencepiece").vocab)
-    engines = [hf.build(vocab), sentencepiece_engine.build(vocab), loaded("botchan-unigram", "sentencepiece")]
-    for text in ["Hello  world ", "ｈｅｌｌｏ ﬁ", " a\tb\n", "<s> x </s>", "日本"]:
+    engines = [labkit_unigram.build(vocab), sentencepiece_engine.build(vocab), loaded("botchan-unigram", "sentencepiece")]
+    for text in ["Hello  world ", "ｈｅｌｌｏ ﬁ", " a\tb\n", "<s> x </s>", "日本", "x \u1100\u1161\u3133 y"]:
         # a GGUF matches control spellings in text as llama.cpp does; a .model never (sentencepiece)
         for parse_special in (True, False) if "<s>" not in text else (False,):
             results = {tuple(t.encode(text, parse_special=parse_special).ids) for t in engines}
             assert len(results) == 1, (text, results)
+    with pytest.raises(EngineUnavailable, match="grapheme cluster"):
+        hf.build(vocab)
+
+
+def test_tokenizers_precompiled_does_not_match_across_grapheme_clusters():
+    # why the hf engine refuses a t5 GGUF with a charsmap: when this fails, tokenizers matches like
+    # llama.cpp and sentencepiece, and the refusal (hf.GGUF_CHARSMAP_REFUSAL) can be lifted
+    import sentencepiece
+    from tokenizers import normalizers
+
+    model = loaded("botchan-unigram", "sentencepiece")
+    blob = model.vocab.normalizer["charsmap"]
+    text = "\u1100\u1161\u3133"  # one key of nmt_nfkc, two grapheme clusters
+    assert model.backend.normalize(text) == "\u2581\uac03"
+    assert normalizers.Precompiled(blob).normalize_str(text) == "\u1100\u1161\u11aa"
+    assert isinstance(model.backend, sentencepiece.SentencePieceProcessor)
+    assert labkit_unigram.build(t5_gguf_vocab(model.vocab)).encode(text).ids == model.encode(text).ids
 
 
 # ----------------------------------------------------------------------------- tiktoken

@@ -33,7 +33,8 @@ CHILD = textwrap.dedent("""
     except BaseException as exc:
         outcome = {{"outcome": "escaped", "type": type(exc).__name__, "message": str(exc)[:300]}}
     outcome["seconds"] = time.perf_counter() - started
-    outcome["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking pytest worker
+    outcome["max_rss_mb"] = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM")) / 1024
     print(json.dumps(outcome))
 """).format(cap=MEMORY_CAP)
 
@@ -70,6 +71,29 @@ def test_a_2gb_file_is_refused_before_it_is_read(tmp_path, name, head):
     if name == "vocab.json":
         (tmp_path / "merges.txt").write_text("#version: 0.2\n")
     assert_refused(load_capped(path), "bytes")
+
+
+@pytest.mark.parametrize("name", ["merges.txt", "tokenizer_config.json"])
+def test_a_2gb_companion_file_is_refused_before_it_is_read(tmp_path, name):
+    from labkit.algorithms.bytes_unicode import bytes_to_unicode as table
+
+    (tmp_path / "vocab.json").write_text(json.dumps({ch: i for i, ch in enumerate(table().values())}), encoding="utf-8")
+    if name != "merges.txt":
+        (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    with open(tmp_path / name, "wb") as handle:
+        handle.write(b"#version: 0.2\n" if name == "merges.txt" else b'{"a": "')
+        handle.truncate(2 * 2**30)
+    assert_refused(load_capped(tmp_path), "bytes", name)
+
+
+@pytest.mark.parametrize("name", ["tokenizer_config.json", "chat_template.json"])
+def test_a_fifo_companion_file_is_refused_not_skipped(tmp_path, name):
+    from labkit.paths import data_path
+
+    (tmp_path / "tokenizer.json").write_bytes(data_path("hf/all-MiniLM-L6-v2/tokenizer.json").read_bytes())
+    os.mkfifo(tmp_path / name)
+    for target in (tmp_path, tmp_path / "tokenizer.json"):
+        assert_refused(load_capped(target), name, "not a regular file")
 
 
 def test_a_fifo_is_refused(tmp_path):
@@ -122,6 +146,27 @@ def test_an_unused_100mb_gguf_array_is_stepped_over(tmp_path):
     outcome = load_capped(path)
     assert outcome["outcome"] == "ok" and outcome["result"] == ["bpe_byte", 257], outcome
     assert outcome["seconds"] < SECONDS, outcome
+
+
+def test_a_2gb_model_gguf_loads_its_header_only(tmp_path):
+    # a model GGUF is gigabytes of tensors after a small header: the reader maps a bounded window
+    path = tmp_path / "model.gguf"
+    write_gguf(path, byte_level_pairs())
+    with open(path, "r+b") as handle:
+        handle.truncate(2 * 2**30)  # sparse tensors
+    outcome = load_capped(path)
+    assert outcome["outcome"] == "ok" and outcome["result"] == ["bpe_byte", 257], outcome
+    assert outcome["seconds"] < SECONDS and outcome["max_rss_mb"] < 300, outcome
+
+
+def test_a_gguf_header_past_the_window_is_refused(tmp_path):
+    # an array of 300 MiB declared before the tokenizer keys, the file sparse after it
+    path = tmp_path / "huge-header.gguf"
+    with open(path, "wb") as handle:
+        handle.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 2))
+        handle.write(_gguf_string("general.blob") + struct.pack("<I", 9) + struct.pack("<IQ", 0, 300 * 2**20))
+        handle.truncate(2 * 2**30)
+    assert_refused(load_capped(path), "runs past its first", "bytes")
 
 
 def test_gguf_merges_naming_missing_tokens_are_refused(tmp_path):

@@ -175,9 +175,17 @@ def test_dag_charsmap_in_a_model_is_served_exactly(tmp_path, units):
 @pytest.mark.parametrize("units", [16_384, 65_536])
 def test_dag_charsmap_in_gguf_and_tokenizer_json(tmp_path, units):
     blob = dag_charsmap(units)
-    for path in (gguf_file(tmp_path, f"dag{units}", blob), tokenizer_json_file(tmp_path, f"dag{units}", blob)):
-        reports = {engine: run_capped(path, engine, TEXT) for engine in ("labkit", "hf", None)}
-        assert all("ids" in r or r.get("error") for r in reports.values()), reports
+    # a GGUF: llama.cpp replaces the longest key over the text, as sentencepiece does (62 chars here)
+    path = gguf_file(tmp_path, f"dag{units}", blob)
+    reference = run_capped(path, "sentencepiece", TEXT)
+    for engine in ("labkit", None):
+        assert run_capped(path, engine, TEXT)["ids"] == reference["ids"], engine
+    assert run_capped(path, "hf", TEXT).get("error") == "EngineUnavailable"
+    # a tokenizer.json: tokenizers is the reference (it matches inside one grapheme cluster)
+    path = tokenizer_json_file(tmp_path, f"dag{units}", blob)
+    reference = run_capped(path, "hf", TEXT)
+    for engine in ("labkit", None):
+        assert run_capped(path, engine, TEXT)["ids"] == reference["ids"], engine
 
 
 def test_entries_of_a_dag_charsmap_is_refused_quickly():
@@ -219,3 +227,46 @@ def test_non_finite_scores_in_a_model_are_refused(tmp_path, score):
     for engine in ("hf", "sentencepiece", None):
         report = run_capped(path, engine, TEXT)
         assert "ids" in report or report.get("error"), (engine, report)
+
+
+def test_charsmap_tokenizers_cannot_parse_is_refused_in_tokenizer_json(tmp_path):
+    # a pool that is not UTF-8: sentencepiece reads bytes, tokenizers panics (a BaseException) on it
+    from labkit.formats.spm_model import read_spm_model
+
+    blob = read_spm_model(MODEL).normalizer["charsmap"] + b"\xff"
+    path = tokenizer_json_file(tmp_path, "pool_not_utf8", blob)
+    for engine in ("labkit", "hf", None):
+        report = run_capped(path, engine, TEXT)
+        assert report.get("error") == "FormatError" and "precompiled_charsmap" in report["message"], (engine, report)
+
+
+def test_charsmap_in_non_canonical_base64_is_refused(tmp_path):
+    # Python's decoder forgives set bits after the last byte ('AAB=' reads as 'AAA='); tokenizers does not
+    from labkit.formats.spm_model import read_spm_model
+
+    blob = read_spm_model(MODEL).normalizer["charsmap"] + b"\0"
+    canonical = base64.b64encode(blob).decode()
+    assert canonical.endswith("AA=")
+    loose = canonical[:-2] + "B="
+    assert base64.b64decode(loose, validate=True) == blob
+    path = tokenizer_json_file(tmp_path, "loose_base64", blob)
+    text = open(path, encoding="utf-8").read()
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text.replace(canonical, loose))
+    for engine in ("labkit", "hf", None):
+        report = run_capped(path, engine, TEXT)
+        assert report.get("error") == "FormatError" and "not canonical base64" in report["message"], (engine, report)
+
+
+def test_real_charsmap_in_a_t5_gguf_is_served_exactly_or_refused(tmp_path):
+    # nmt_nfkc's keys mostly span several grapheme clusters: labkit and sentencepiece match them as
+    # llama.cpp does, the hf engine refuses the file rather than normalise differently
+    from labkit.formats.spm_model import read_spm_model
+
+    path = gguf_file(tmp_path, "t5_nmt_nfkc", read_spm_model(MODEL).normalizer["charsmap"])
+    text = "x \u1100\u1161\u3133 y " + TEXT
+    reference = run_capped(MODEL, "sentencepiece", text)
+    for engine in ("labkit", "sentencepiece", None):
+        assert run_capped(path, engine, text)["ids"] == reference["ids"], engine
+    report = run_capped(path, "hf", text)
+    assert report.get("error") == "EngineUnavailable" and "Precompiled normaliser" in report["message"], report

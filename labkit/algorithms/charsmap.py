@@ -132,6 +132,33 @@ def check_charsmap(blob) -> None:
     CharsMap(blob)
 
 
+def charsmap_from_base64(text: str, where: str) -> bytes:
+    """The blob a tokenizer.json stores as ``precompiled_charsmap``, refused unless it is the one
+    canonical base64 spelling: Python's decoder forgives bits and padding that tokenizers rejects.
+
+    Example:
+        >>> from labkit.algorithms.charsmap import charsmap_from_base64
+        >>> charsmap_from_base64("QQ==", "x.json")
+        b'A'
+        >>> charsmap_from_base64("QR==", "x.json")
+        Traceback (most recent call last):
+            ...
+        labkit.core.LabkitError: x.json: precompiled_charsmap is not canonical base64 (it differs from the base64 of what it decodes to near character 1 of 4)
+    """
+    import base64
+    import binascii
+
+    try:
+        blob = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise LabkitError(f"{where}: precompiled_charsmap is not valid base64") from None
+    canonical = base64.b64encode(blob).decode("ascii")
+    if canonical != text:
+        at = next((k for k, (a, b) in enumerate(zip(canonical, text)) if a != b), min(len(text), len(canonical)))
+        raise LabkitError(f"{where}: precompiled_charsmap is not canonical base64 (it differs from the "
+                          f"base64 of what it decodes to near character {at} of {len(text)})")
+    return blob
+
 
 @dataclass(frozen=True)
 class CharsMapMatch:

@@ -287,16 +287,11 @@ _CHARSMAPS: BoundedDict = BoundedDict(16)  # base64 blob -> parsed CharsMap (a f
 
 
 def _charsmap(blob_b64: str):
-    import base64
-
-    from labkit.algorithms.charsmap import CharsMap
+    from labkit.algorithms.charsmap import CharsMap, charsmap_from_base64
 
     cached = _CHARSMAPS.get(blob_b64)
     if cached is None:
-        try:
-            blob = base64.b64decode(blob_b64, validate=True)
-        except ValueError:  # binascii.Error is a ValueError
-            raise LabkitError("normalizer Precompiled: precompiled_charsmap is not valid base64") from None
+        blob = charsmap_from_base64(blob_b64, "normalizer Precompiled")
         cached = _CHARSMAPS[blob_b64] = CharsMap(blob)
     return cached
 

@@ -31,22 +31,9 @@ from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
 from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED
 from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
+from labkit.core import library_failure  # noqa: F401  (named here too: the hf engine's errors use it)
 
 SPIECE_UNDERLINE = "\u2581"
-
-
-def library_failure(exc: BaseException) -> bool:
-    """True for an error raised inside tokenizers: any Exception, or a Rust panic, which pyo3
-    raises as ``pyo3_runtime.PanicException``, a BaseException (so ``except Exception`` misses it).
-
-    Example:
-        >>> from labkit.engines.hf import library_failure
-        >>> library_failure(ValueError())
-        True
-        >>> library_failure(KeyboardInterrupt())
-        False
-    """
-    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
 
 
 @contextlib.contextmanager
@@ -242,6 +229,15 @@ MODEL_FILE_REFUSAL = (
     "tokenizers' conversion by name, to compare the two libraries)"
 )
 CONVERTED_NOTE = "tokenizers' conversion of a .model, not exact: compare, do not serve"
+# measured on nmt_nfkc (botchan's charsmap under t5 GGUF keys): 194,586 of its 224,654 keys span
+# more than one grapheme cluster, and tokenizers' Precompiled never matches across one
+GGUF_CHARSMAP_REFUSAL = (
+    "{name}: the hf engine does not serve a GGUF Unigram vocabulary with a precompiled charsmap: "
+    "llama.cpp (like sentencepiece) replaces the longest charsmap key found in the text, while "
+    "tokenizers' Precompiled normaliser looks inside one grapheme cluster at a time, so keys spanning "
+    "several clusters never match there (nmt_nfkc maps U+1100 U+1161 U+3133 to U+AC03; tokenizers gives "
+    "U+1100 U+1161 U+11AA); use engine='labkit' or engine='sentencepiece'"
+)
 
 
 def convert_model_file(source) -> HFTokenizer:
@@ -291,6 +287,8 @@ def build(vocab: VocabData) -> HFTokenizer:
     """
     if vocab.format == "spm_model":
         raise EngineUnavailable(MODEL_FILE_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
+        raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
     return _build(vocab)
 
 

@@ -33,7 +33,7 @@ from labkit.algorithms.hf_decode import decode_chain, trim_offsets
 from labkit.algorithms.hf_models import CharBPEModel, HFUnigramModel, WordLevelModel, WordPieceModel
 from labkit.algorithms.hf_normalize import Piece, _charsmap, normalize
 from labkit.algorithms.hf_pretokenize import _WORD, pre_tokenize
-from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
+from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
 from labkit.formats.hf_components import flatten
 from labkit.formats.hf_json import parse_merges
 
@@ -263,7 +263,9 @@ def _check_well_formed(vocab: VocabData) -> None:
 
     try:
         tokenizers.Tokenizer.from_str(vocab.metadata["tokenizer_json"])
-    except Exception as exc:  # tokenizers raises a bare Exception for a malformed file
+    except BaseException as exc:  # a bare Exception for a malformed file, or a Rust panic (a BaseException)
+        if not library_failure(exc):
+            raise
         raise FormatError(f"{vocab.name}: tokenizers cannot read this tokenizer.json ({str(exc)[:200]})") from None
 
 

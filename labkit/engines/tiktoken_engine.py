@@ -24,7 +24,7 @@ from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets, r
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import MODEL_BPE_BYTE
 from labkit.core import TOKEN_NORMAL
-from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
+from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
 from labkit.engines.base import frame
 
 
@@ -62,7 +62,9 @@ class TiktokenTokenizer(Tokenizer):
             normalized, nfc = text, False
         try:
             ids = self.backend.encode(normalized, allowed_special=allowed, disallowed_special=())
-        except Exception as exc:
+        except BaseException as exc:  # a Rust panic is a BaseException
+            if not library_failure(exc):
+                raise
             raise LabkitError(f"{self.name}: tiktoken could not encode {text[:40]!r}: {exc}") from None
         model_ids = ids
         if add_special_tokens:
@@ -202,7 +204,9 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
         backend = tiktoken.Encoding(
             name=vocab.name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials,
         )
-    except Exception as exc:
+    except BaseException as exc:  # a Rust panic is a BaseException
+        if not library_failure(exc):
+            raise
         raise FormatError(f"{vocab.name}: tiktoken could not build this vocabulary: {exc}") from None
     id_bytes: list[bytes | None] = [None] * len(vocab.tokens)
     for raw, rank in ranks.items():

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core import FormatError, LabkitError, VocabData
-from labkit.formats.files import check_regular_file, read_bytes
+from labkit.formats.files import check_regular_file, present, read_bytes
 from labkit.formats.hf_config import apply_folder_files, apply_template_files
 from labkit.formats.files import UTF8_BOM
 from labkit.formats.hf_json import parse_json
@@ -209,7 +209,7 @@ def pick_folder_file(folder: Path) -> Path:
 def _exported_source(folder: Path) -> Path | None:
     """The source file a labkit export copied beside its tokenizer.json, if any."""
     config_path = folder / "tokenizer_config.json"
-    if not config_path.is_file():
+    if not present(config_path):
         return None
     from labkit.formats.hf_json import load_json_file
 

@@ -20,6 +20,7 @@ MiB = 1 << 20
 # tokenizer.json is about 35 MiB, a .model 5 MiB, cl100k's .tiktoken 1.7 MiB)
 SIZE_LIMITS = {
     "tokenizer.json": 128 * MiB,
+    "gguf header": 256 * MiB,  # a GGUF's tensors may be gigabytes: only its first 256 MiB are mapped
     "spm_model": 64 * MiB,
     "tiktoken": 64 * MiB,
     "vocab_merges": 128 * MiB,
@@ -50,6 +51,18 @@ def check_regular_file(path, limit: int | None = None, what: str = "file") -> in
     if info.st_size > limit:
         raise FormatError(f"{path}: {info.st_size:,} bytes is more than the {limit:,} a {what} may have")
     return info.st_size
+
+
+def present(path) -> bool:
+    """True when anything is at ``path``, even a pipe, a folder or a dangling link: a companion file
+    (tokenizer_config.json) that is there but not readable is refused by the reader, never skipped.
+
+    Example:
+        >>> from labkit.formats.files import present
+        >>> present("/dev/null"), present("/no/such/file")
+        (True, False)
+    """
+    return os.path.lexists(path)
 
 
 def read_bytes(path, what: str = "file", limit: int | None = None) -> bytes:

@@ -32,6 +32,7 @@ from labkit.core import (
     SpecialTokens,
     VocabData,
 )
+from labkit.formats.files import SIZE_LIMITS
 from labkit.formats.hf_config import GGUF_TEMPLATE_KEY, gguf_templates, set_chat_templates
 
 TK = gguf.Keys.Tokenizer
@@ -208,12 +209,21 @@ def read_gguf_kv(path, data: bytes | None = None) -> dict[str, Any]:
         return _read_kv(data, source)
     # map the file instead of reading it: a full model GGUF is gigabytes of tensors after
     # a header of a few megabytes, and only the header is read
+    window = SIZE_LIMITS["gguf header"]
     try:
         with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
                 raise FormatError(f"{source}: file is empty")
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return _read_kv(mapped, source)
+            # a bounded window: a 4 GB model maps 256 MiB of address space, not 4 GB
+            with mmap.mmap(handle.fileno(), min(size, window), access=mmap.ACCESS_READ) as mapped:
+                try:
+                    return _read_kv(mapped, source)
+                except FormatError as exc:
+                    if size > window and ("truncated" in str(exc) or "cannot fit" in str(exc)):
+                        raise FormatError(f"{source}: the GGUF header runs past its first {window:,} bytes, "
+                                          "all labkit reads of a GGUF (tokenizer metadata takes a few MB)") from None
+                    raise
     except OSError as exc:
         raise FormatError(f"{source}: cannot read ({exc.strerror or exc})") from None
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from labkit.core import TOKEN_CONTROL, TOKEN_UNUSED, TOKEN_USER_DEFINED, FormatError, VocabData
+from labkit.formats.files import present
 from labkit.formats.hf_json import MAX_ID_HOLES, SPECIAL_NAMES, expect, load_json_file, parse_added_tokens
 
 CONFIG_NAME = "tokenizer_config.json"
@@ -162,17 +163,17 @@ def folder_templates(folder: Path, config: Any = None) -> tuple[dict[str, str], 
     """
     folder = Path(folder)
     jinja_path = folder / JINJA_NAME
-    if jinja_path.exists():
+    if present(jinja_path):
         return {"default": read_template_file(jinja_path), **_extra_templates(folder)}, str(jinja_path)
     json_path = folder / TEMPLATE_JSON_NAME
-    if json_path.is_file():
+    if present(json_path):
         doc = load_json_file(json_path)
         expect(doc, dict, str(json_path), "the top level")
         if doc.get("chat_template") is None:
             raise FormatError(f"{json_path}: expected an object with a 'chat_template' key")
         return templates_from_field(doc["chat_template"], str(json_path)), str(json_path)
     config_path = folder / CONFIG_NAME
-    if config is None and config_path.is_file():
+    if config is None and present(config_path):
         config = load_json_file(config_path)
     if isinstance(config, dict) and config.get("chat_template") is not None:
         return templates_from_field(config["chat_template"], str(config_path)), f"{config_path}: chat_template"
@@ -392,7 +393,7 @@ def apply_folder_files(vocab: VocabData, folder: Path, *, framing_from_post_proc
     folder = Path(folder)
     config_path = folder / CONFIG_NAME
     config = None
-    if config_path.is_file():
+    if present(config_path):
         config = load_json_file(config_path)
         apply_tokenizer_config(vocab, config, str(config_path), framing_from_post_processor=framing_from_post_processor)
     apply_template_files(vocab, folder, config)

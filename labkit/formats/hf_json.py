@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
+from labkit.algorithms.charsmap import charsmap_from_base64
 from labkit.formats.files import UTF8_BOM, read_bytes, utf8_text
 from labkit.formats.hf_components import check_components, labkit_refusal, pipeline_refusal
 from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_UNUSED, TOKEN_USER_DEFINED
-from labkit.core import AddedToken, FormatError, SpecialTokens, VocabData
+from labkit.core import AddedToken, FormatError, LabkitError, SpecialTokens, VocabData
 
 SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
 # ids may skip numbers, but a corrupt id must not make us allocate a huge table
@@ -570,9 +571,9 @@ def _unigram_normalizer(normalizers: list[dict], pretokenizers: list[dict], out:
             blob = expect(node.get("precompiled_charsmap"), str, source, "normalizer.precompiled_charsmap", optional=True)
             if blob:
                 try:
-                    out["charsmap"] = base64.b64decode(blob, validate=True)
-                except (binascii.Error, ValueError):
-                    raise FormatError(f"{source}: normalizer.precompiled_charsmap is not valid base64") from None
+                    out["charsmap"] = charsmap_from_base64(blob, f"{source}: normalizer")
+                except LabkitError as exc:
+                    raise FormatError(str(exc)) from None
         elif kind == "Prepend" and node.get("prepend") == "\u2581":
             out["add_dummy_prefix"] = True
         elif kind == "Replace" and node.get("content") == "\u2581":
