@@ -86,3 +86,38 @@ def test_threads_mixing_parse_special():
     for thread in threads:
         thread.join()
     assert not errors, errors[:5]
+
+
+def test_parse_special_false_makes_no_copy_of_the_backend():
+    # the flag is switched on the shared backend under a lock, for the one call that needs it
+    tok = labkit.load("qwen2", engine="hf")
+    text = "<|im_start|>user hi<|im_end|>"
+    assert 151644 not in tok.encode(text, parse_special=False).ids
+    assert 151644 not in tok.encode_batch([text, "plain"], parse_special=False)[0].ids
+    assert tok._unparsed_backend is None and tok.backend.encode_special_tokens is False
+    assert tok.encode(text).ids[0] == 151644
+
+
+def test_threads_mixing_parse_special_see_their_own_setting():
+    import threading
+
+    tok = labkit.load("qwen2", engine="hf")
+    texts = [f"<|im_start|>user {i}<|im_end|>" for i in range(40)] + [f"plain text {i}" for i in range(40)]
+    expected = {(t, p): tok.encode(t, parse_special=p).ids for t in texts for p in (True, False)}
+    assert expected[(texts[0], True)] != expected[(texts[0], False)]
+    wrong = []
+
+    def worker(parse_special: bool) -> None:
+        for _ in range(30):
+            for text in texts:
+                if tok.encode(text, parse_special=parse_special).ids != expected[(text, parse_special)]:
+                    wrong.append((text, parse_special))
+            batch = tok.encode_batch(texts, parse_special=parse_special)
+            wrong.extend((t, parse_special) for t, e in zip(texts, batch) if e.ids != expected[(t, parse_special)])
+
+    threads = [threading.Thread(target=worker, args=(p,)) for p in (True, False, True, False)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong, wrong[:5]

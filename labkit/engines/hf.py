@@ -85,9 +85,11 @@ class HFTokenizer(Tokenizer):
 
     def __init__(self, vocab: VocabData, *, backend: tokenizers.Tokenizer, plain_backend: tokenizers.Tokenizer | None = None):
         super().__init__(vocab, backend=backend)
-        # encode_special_tokens is a flag on a backend: the shared one keeps it off for good, and
-        # parse_special=False gets a backend of its own, so concurrent calls never see each other's
+        # encode_special_tokens is a flag on the backend, off except while a call that needs it on
+        # holds _flag_lock; only calls whose text holds a special spelling (where the flag matters)
+        # take the lock, so no call ever sees another's setting and no copy of the backend is made
         backend.encode_special_tokens = False
+        self._flag_lock = threading.Lock()
         # Unigram with control pieces: a twin whose lattice cannot match them; else made on first use
         self._plain_backend = plain_backend
         self._unparsed_backend = plain_backend
@@ -104,16 +106,20 @@ class HFTokenizer(Tokenizer):
         self._sentencepiece_offsets = vocab.format == "spm_model"
         self._decode_failure = f"{self.name}: tokenizers could not decode"  # built once, not per call
 
-    def _backend_for(self, parse_special: bool, text: str) -> tokenizers.Tokenizer:
-        """The shared backend for parse_special=True, and for False when ``text`` holds no special
-        token's spelling (the flag cannot matter then); otherwise a copy that reads special added
-        tokens as plain text (non-special added tokens stay matched), made once, on first need.
-        A .model's control pieces are always text (sentencepiece never matches them)."""
-        if parse_special and not self._controls_are_text:
-            return self.backend
+    def _backend_for(self, parse_special: bool, text: str) -> tuple[tokenizers.Tokenizer, bool | None]:
+        """``(backend, flag)``: the backend to encode ``text`` with, and ``flag`` None when
+        ``encode_special_tokens`` cannot matter for it (no special token's spelling in the text),
+        else the value the flag must hold while encoding (set under ``_flag_lock``). Where special
+        spellings cannot be told from raw text (normalised specials) or the Unigram twin differs
+        beyond the flag, parse_special=False gets a copy made once, on first need, and the shared
+        backend's flag is never switched. A .model's control pieces are always text."""
         finder = self._special_spelling
-        if finder is not None and finder(text) is None:
-            return self.backend
+        if finder is not None:
+            if finder(text) is None:
+                return self.backend, None
+            return self.backend, not parse_special or self._controls_are_text
+        if parse_special and not self._controls_are_text:
+            return self.backend, None
         twin = self._unparsed_backend
         if twin is None:
             with self._twin_lock:
@@ -122,7 +128,17 @@ class HFTokenizer(Tokenizer):
                     copy.encode_special_tokens = True
                     self._unparsed_backend = copy
                 twin = self._unparsed_backend
-        return twin
+        return twin, None
+
+    def _flagged(self, flag: bool, call, *args, **kwargs):
+        """``call(*args, **kwargs)`` with the shared backend's encode_special_tokens at ``flag``."""
+        backend = self.backend
+        with self._flag_lock:
+            backend.encode_special_tokens = flag
+            try:
+                return call(*args, **kwargs)
+            finally:
+                backend.encode_special_tokens = False
 
     def _to_encoding(self, enc, backend: tokenizers.Tokenizer) -> Encoding:
         ids = enc.ids
@@ -148,9 +164,12 @@ class HFTokenizer(Tokenizer):
         return Encoding(ids, tokens, lambda: enc.offsets)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
-        backend = self._backend_for(parse_special, text)
+        backend, flag = self._backend_for(parse_special, text)
         try:  # as library_errors does, with the message built only on failure (this runs per encode)
-            enc = backend.encode(text, add_special_tokens=add_special_tokens)
+            if flag is None:
+                enc = backend.encode(text, add_special_tokens=add_special_tokens)
+            else:
+                enc = self._flagged(flag, backend.encode, text, add_special_tokens=add_special_tokens)
         except BaseException as exc:
             if not library_failure(exc):
                 raise
@@ -169,10 +188,13 @@ class HFTokenizer(Tokenizer):
         Introduced in notebook ``15_serving_metrics``.
         """
         texts = self._check_texts(texts)
-        backend = self._backend_for(bool(parse_special), "\0".join(texts))
+        backend, flag = self._backend_for(bool(parse_special), "\0".join(texts))
         started = time.perf_counter()
         with library_errors(f"{self.name}: tokenizers could not encode a batch of {len(texts)} texts"):
-            encodings = backend.encode_batch(texts, add_special_tokens=bool(add_special_tokens))
+            if flag is None:
+                encodings = backend.encode_batch(texts, add_special_tokens=bool(add_special_tokens))
+            else:
+                encodings = self._flagged(flag, backend.encode_batch, texts, add_special_tokens=bool(add_special_tokens))
         out = [self._to_encoding(enc, backend) for enc in encodings]
         if _metrics.ENABLED and out:
             share = (time.perf_counter() - started) / len(out)  # each text's share of the batch
