@@ -73,3 +73,16 @@ def steps_beside(fn: Callable[[], object]) -> int:
         sys.setswitchinterval(old)
         thread.join()
     return moved
+
+
+def lets_others_run(fn: Callable[[], object], tries: int = 8) -> bool:
+    """True once :func:`steps_beside` sees another thread move during ``fn()``, trying up to
+    ``tries`` times: on a busy machine the counter thread may get no CPU in a short release,
+    so one still counter proves nothing, while a pure-Python call never moves it.
+
+    Example:
+        >>> from labkit.bench.probes import lets_others_run
+        >>> lets_others_run(lambda: sum(range(200_000)), tries=2)
+        False
+    """
+    return any(steps_beside(fn) > 0 for _ in range(tries))

@@ -39,7 +39,7 @@ assert not check_percentile(samples, 99, sorted(samples)[int(0.99 * len(samples)
 # stages alone: the regex split (the `regex` module, on a `str`) and the merge loop.
 
 # %%
-from labkit.bench.probes import steps_beside  # the notebook's probe
+from labkit.bench.probes import lets_others_run  # the notebook's probe
 
 from labkit.algorithms import bpe
 from labkit.bench.harness import corpus
@@ -52,11 +52,11 @@ def cold_encode():
     qwen.encode(TEXT[:60_000])
 
 long_word = bpe.byte_parts(("abcdefgh" * 600).encode())
-moved = {
-    "encode (cold)": max(steps_beside(cold_encode) for _ in range(3)),
-    "regex split alone": max(steps_beside(lambda: list(qwen.pre.split_normalized(TEXT[:60_000]))) for _ in range(3)),
-    "merge loop alone": max(steps_beside(lambda: bpe.bpe_heap(long_word, qwen.rank)) for _ in range(3)),
+moved = {  # up to 8 runs each: a busy machine may give the counter no CPU in one short release
+    "encode (cold)": lets_others_run(cold_encode),
+    "regex split alone": lets_others_run(lambda: list(qwen.pre.split_normalized(TEXT[:60_000]))),
+    "merge loop alone": lets_others_run(lambda: bpe.bpe_heap(long_word, qwen.rank)),
 }
-print("the counter moved:", {stage: steps > 0 for stage, steps in moved.items()})
-assert moved["encode (cold)"] > 0 and moved["regex split alone"] > 0 and moved["merge loop alone"] == 0
+print("the counter moved:", moved)
+assert moved["encode (cold)"] and moved["regex split alone"] and not moved["merge loop alone"]
 assert check_gil_stage(True, "regex split")
