@@ -256,6 +256,28 @@ def test_fingerprint_is_the_same_for_every_engine_of_a_file():
     assert len(fingerprints) == 1
 
 
+def test_fingerprint_is_taken_once_per_tokenizer_and_equals_a_fresh_digest():
+    from labkit.cache import fingerprint
+
+    tok = load("gpt2", "labkit")
+    first = fingerprint.tokenizer_fingerprint(tok)
+    assert fingerprint._DIGESTS[tok] == first == fingerprint._digest(tok)
+    assert fingerprint.tokenizer_fingerprint(tok) is first  # remembered, not hashed again
+
+
+def test_clear_starts_the_prefix_tree_afresh():
+    # a root's counts decide what it admits: after clear() a cache admits as a new one does
+    tree = PrefixTree(max_bytes=2**24)
+    root = tree.root(b"fp")
+    text = "x" * 40
+    for index in range(64):
+        tree.add(root, f"{index:02d}{text}", 42, (index,), 2**20)
+    assert not tree.admits(root) or root.declined  # the policy has started declining
+    tree.clear()
+    fresh = tree.root(b"fp")
+    assert fresh is not root and fresh.added == fresh.reused == fresh.declined == 0 and tree.admits(fresh)
+
+
 def test_cached_tokenizer_rejects_what_it_cannot_wrap():
     with pytest.raises(labkit.LabkitError):
         CachedTokenizer("qwen2", BOTH)

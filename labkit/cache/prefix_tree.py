@@ -303,6 +303,8 @@ class PrefixTree:
             self._lru.clear()
             for root in self._roots.values():
                 root.children = root.lengths = root.short = None
+            # new roots: a root's counts (children added, reuses) decide what it admits next
+            self._roots.clear()
             self.bytes = 0
 
     # len and stats as the L0 level has them (cache/lru.py): both levels answer CachedTokenizer alike
