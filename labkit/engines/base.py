@@ -84,8 +84,11 @@ class LabkitTokenizer(Tokenizer):
             ids = self._frame(ids, [], len(text))[0]
 
         def offsets() -> list[tuple[int, int]]:
-            # on first read: the spans pass, same segments (its ids are the ones above)
-            return self._encode_eagerly(text, add_special_tokens, parse_special, segments).offsets
+            # on first read: the spans pass over the same segments, whose ids must be the ones above
+            eager = self._encode_eagerly(text, add_special_tokens, parse_special, segments)
+            if eager.ids != ids:
+                raise LabkitError(f"{self.name}: the offsets pass gave other ids than the ids pass for {text[:40]!r}")
+            return eager.offsets
 
         tokens = self.vocab.tokens
         return Encoding(ids, lambda: [tokens[i] for i in ids], offsets)

@@ -28,7 +28,6 @@ from labkit.algorithms.unigram_words import WordCache
 from labkit.core import (
     MODEL_UNIGRAM,
     TOKEN_UNKNOWN,
-    Encoding,
     EngineUnavailable,
     LabkitError,
     VocabData,
@@ -110,18 +109,9 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             return sentencepiece_offsets(list(self._pieces(normalized)), align)
         return [(piece_id, align[s], align[e]) for piece_id, s, e in self._pieces(normalized)]
 
-    def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
-        cache = self.word_cache
-        if self._plain_words and cache is not None and SPACE_SYMBOL not in text and not self._needs_lookup(text):
-            segments = self.splitter.split(text, parse_special)
-            if len(segments) == 1 and segments[0][2] is None:
-                fast = self._encode_plain(text, cache)
-                if fast is not None:
-                    ids, offsets = fast
-                    if add_special_tokens:
-                        ids, offsets = self._frame(ids, offsets, len(text))
-                    return Encoding(ids=ids, tokens=list(map(self.vocab.tokens.__getitem__, ids)), offsets=offsets)
-        return super()._encode(text, add_special_tokens, parse_special)
+    def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
+        # the ids-only path: an Encoding's offsets are then worked out only when read
+        return self._ordinary_ids(text)
 
     def _encode_plain(self, text: str, cache: WordCache) -> tuple[list[int], list[tuple[int, int]]] | None:
         """Text the charsmap leaves alone, word by word: (ids, offsets), or None if it has
@@ -153,6 +143,10 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        return self._ordinary_ids(text)
+
+    def _ordinary_ids(self, text: str) -> list[int]:
+        """The ids of ordinary text, without offsets (word cache, '▁'-words)."""
         if self.sentencepiece_semantics:
             cache = self.word_cache
             if self._plain_words and SPACE_SYMBOL not in text and not self._needs_lookup(text):
@@ -167,7 +161,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             if normalized.startswith("\u2581"):
                 return cache.ids(normalized[1:].split("\u2581"), after_space=True)
             return cache.ids(split_words(normalized))
-        return super().encode_ordinary(text)
+        return super().encode_ordinary(text) if text else []
 
     def _pieces(self, normalized: str) -> list[tuple[int, int, int]]:
         cache = self.word_cache

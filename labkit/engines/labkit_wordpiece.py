@@ -94,6 +94,10 @@ class WordPieceTokenizer(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: encode_ordinary() takes str, got {type(text).__name__}")
+        return self._segment_ids(text, None)
+
+    def _segment_ids(self, text: str, context: SegmentContext | None) -> list[int]:
+        # the ids-only path: an Encoding's offsets are then worked out only when read
         normalized, _ = self.basic.normalize_with_alignment(text)
         cache = self._cache
         word_of = self._word
