@@ -265,6 +265,24 @@ def test_fingerprint_is_taken_once_per_tokenizer_and_equals_a_fresh_digest():
     assert fingerprint.tokenizer_fingerprint(tok) is first  # remembered, not hashed again
 
 
+def test_l0_length_index_follows_puts_replacements_evictions_and_clear():
+    from collections import Counter
+
+    store = TextStore(max_entries=50, max_bytes=2**24)
+    rng = random.Random(1)
+    texts = ["x" * rng.randint(1, 40) + str(i) for i in range(300)]
+    for i, text in enumerate(texts):
+        store.store(b"fp", text, False, True, (i,))
+        if i % 7 == 0:
+            store.store(b"fp", text, False, True, (i, i))  # the same key again: replaced
+        stored = Counter(len(entry.text) for entry, _ in store._items.values())
+        assert store._lengths == dict(stored)
+    assert store.evictions > 0 and store.lookup(b"fp", texts[-1], False, True).ids == (299,)
+    assert store.lookup(b"fp", "y" * 999, False, True) is None  # a length no entry has: a miss
+    store.clear()
+    assert store._lengths == {} and store.lookup(b"fp", texts[-1], False, True) is None
+
+
 def test_clear_starts_the_prefix_tree_afresh():
     # a root's counts decide what it admits: after clear() a cache admits as a new one does
     tree = PrefixTree(max_bytes=2**24)

@@ -128,7 +128,8 @@ class CachedTokenizer(Tokenizer):
         l0 = self.l0
         if l0 is not None:
             entry = l0.lookup(self.fingerprint, text, add_special_tokens, parse_special)
-            metrics.record_cache_lookup(self, "l0", entry is not None)
+            if metrics.ENABLED:  # checked here: a call per lookup costs a hit's share when they are off
+                metrics.record_cache_lookup(self, "l0", entry is not None)
             if entry is not None:
                 parts = _MadeOnce(self._l0_payload, (entry, add_special_tokens, parse_special))
                 return Encoding(list(entry.ids), parts.tokens, parts.offsets)
@@ -229,7 +230,8 @@ class CachedTokenizer(Tokenizer):
             return self._encode_uncut(text, add_special_tokens, parse_special), 0
         tree = self.l1
         node, _ = tree.longest(self.fingerprint, text, self._next_cut)
-        metrics.record_cache_lookup(self, "l1", node is not None)
+        if metrics.ENABLED:
+            metrics.record_cache_lookup(self, "l1", node is not None)
         position = node.end if node is not None else 0
         if not tree.admits(node or tree.root(self.fingerprint)):
             ends = cuts = ()

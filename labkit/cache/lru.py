@@ -80,9 +80,17 @@ class LruStore:
             old = self._items.pop(key, None)
             if old is not None:
                 self.bytes -= old[1]
+                self._removed(old[0])
             self._items[key] = (value, size)
+            self._added(value)
             self.bytes += size
             self._evict_past_budget()
+
+    def _added(self, value) -> None:
+        """Called inside the lock when ``value`` is stored (a subclass keeps an index of its own)."""
+
+    def _removed(self, value) -> None:
+        """Called inside the lock when ``value`` leaves the store (replaced or evicted)."""
 
     def _evict_past_budget(self) -> None:
         """Drop the oldest entries while the store is over a limit (inside the lock)."""
@@ -90,14 +98,19 @@ class LruStore:
             (self.max_entries is not None and len(self._items) > self.max_entries)
             or (self.max_bytes is not None and self.bytes > self.max_bytes)
         ):
-            _, (_, evicted_size) = self._items.popitem(last=False)
+            _, (evicted, evicted_size) = self._items.popitem(last=False)
+            self._removed(evicted)
             self.bytes -= evicted_size
             self.evictions += 1
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._cleared()
             self.bytes = 0
+
+    def _cleared(self) -> None:
+        """Called inside the lock when the store is emptied."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -124,8 +137,16 @@ class TextStore(LruStore):
         (31373,)
     """
 
+    def __init__(self, **limits):
+        super().__init__(**limits)
+        self._lengths: dict[int, int] = {}  # how many stored texts have each length
+
     def lookup(self, fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool) -> "TextEntry | None":
         """The entry for exactly this text and these flags (counts one hit or one miss)."""
+        if len(text) not in self._lengths:  # no stored text is this long: a miss, without building a key
+            with self._lock:
+                self.misses += 1
+            return None
         key = _text_key(fingerprint, text, add_special_tokens, parse_special)
         with self._lock:
             item = self._items.get(key)
@@ -159,6 +180,21 @@ class TextStore(LruStore):
     def put(self, key, value, size: int = 1) -> None:
         value.key = key
         super().put(key, value, size)
+
+    def _added(self, value: "TextEntry") -> None:
+        length = len(value.text)
+        self._lengths[length] = self._lengths.get(length, 0) + 1
+
+    def _removed(self, value: "TextEntry") -> None:
+        length = len(value.text)
+        left = self._lengths[length] - 1
+        if left:
+            self._lengths[length] = left
+        else:
+            del self._lengths[length]
+
+    def _cleared(self) -> None:
+        self._lengths.clear()
 
 
 class TextEntry:
