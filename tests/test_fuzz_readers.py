@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import labkit
 from labkit.core import LabkitError
 from labkit.formats.detect import read_vocab
 from labkit.formats.gguf import read_gguf_kv
@@ -45,8 +46,9 @@ def _alarm(signum, frame):
     raise Hang()
 
 
-def run_cases(name: str, target: Path, read_path: Path, cases) -> dict:
-    """Write each (label, bytes) case to ``target``, read ``read_path``; collect escapes."""
+def run_cases(name: str, target: Path, read_path: Path, cases, engines=()) -> dict:
+    """Write each (label, bytes) case to ``target``, read ``read_path`` (and, where it reads,
+    build each of ``engines`` from it and encode a line); collect escapes."""
     escapes, hangs = [], []
     stats = {"read": 0, "rejected": 0, "cases": 0, "slowest": (0.0, "")}
     previous = signal.signal(signal.SIGALRM, _alarm)
@@ -59,12 +61,21 @@ def run_cases(name: str, target: Path, read_path: Path, cases) -> dict:
             try:
                 read_vocab(read_path)
                 stats["read"] += 1
+                for engine in engines:
+                    try:
+                        labkit.load(read_path, engine=engine).encode("Hello wörld <s> 日本 ")
+                        stats["built"] = stats.get("built", 0) + 1
+                    except LabkitError as exc:
+                        assert str(exc), label
+                        stats["engine refused"] = stats.get("engine refused", 0) + 1
             except LabkitError as exc:
                 stats["rejected"] += 1
                 assert str(exc), label
             except Hang:
                 hangs.append(label)
-            except Exception as exc:  # noqa: BLE001 - the point of the test
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the point of the test (a Rust panic is a BaseException)
                 escapes.append(f"{label}: {type(exc).__name__}: {str(exc)[:120]}")
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -137,9 +148,12 @@ def test_fuzz_tokenizer_json(tmp_path, which):
     read_vocab(folder)  # the unmutated folder reads
     target = folder / "tokenizer.json"
     raw = target.read_bytes()
+    # engines too: labkit's pipeline hands the file to tokenizers' own parser (which may panic)
+    engines = ("labkit", "hf")
     run_cases(f"{which} tokenizer.json wrong types", target, folder,
-              json_cases(doc, 250, SEED + 31, interesting_keys=("model", "added_tokens", "post_processor", "normalizer", "pre_tokenizer")))
-    run_cases(f"{which} tokenizer.json bytes", target, folder, byte_cases(raw, 120, SEED + 32, header_bias=len(raw)))
+              json_cases(doc, 250, SEED + 31, interesting_keys=("model", "added_tokens", "post_processor", "normalizer", "pre_tokenizer")),
+              engines)
+    run_cases(f"{which} tokenizer.json bytes", target, folder, byte_cases(raw, 120, SEED + 32, header_bias=len(raw)), engines)
     target.write_bytes(raw)
     config_path = folder / "tokenizer_config.json"
     run_cases(f"{which} tokenizer_config.json", config_path, folder, json_cases(config, 60, SEED + 33))

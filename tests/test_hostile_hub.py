@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+import tracemalloc
 
 import pytest
 
@@ -49,9 +50,15 @@ def test_a_2_gib_tokenizer_json_is_refused_before_its_body(hub_env, monkeypatch)
     with LocalHub({"org/huge": files}) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         started = time.monotonic()
-        with pytest.raises(labkit.LabkitError, match="over the limit") as info:
-            labkit.load("org/huge")
+        tracemalloc.start()
+        try:
+            with pytest.raises(labkit.LabkitError, match="over the limit") as info:
+                labkit.load("org/huge")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
         assert time.monotonic() - started < 10  # about 0.1 s: no byte of the body is read
+        assert peak < 32 * 2**20, peak  # nothing of the 2 GiB body is held
     print(info.value)
     assert "2,147,483,648 bytes" in str(info.value)
     assert cache_files(hub_env) == []

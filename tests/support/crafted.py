@@ -225,7 +225,10 @@ def unigram_tokenizer_json() -> dict:
 
     spm = read_spm_model(data_path("sentencepiece/botchan_en_unigram_1000.model"))
     return {
-        "version": "1.0", "added_tokens": [{"id": 1, "content": "<s>", "special": True}, {"id": 2, "content": "</s>", "special": True}],
+        "version": "1.0", "added_tokens": [
+            # every field tokenizers requires, so the engines build from the unmutated file
+            {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+            for i, c in ((1, "<s>"), (2, "</s>"))],
         "normalizer": {"type": "Sequence", "normalizers": [
             {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(_small_charsmap()).decode()},
             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
