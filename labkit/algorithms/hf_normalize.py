@@ -284,6 +284,9 @@ def prepend(piece: Piece, prefix: str) -> Piece:
 
 _GRAPHEME = regex.compile(r"\X")
 _CHARSMAPS: BoundedDict = BoundedDict(16)  # base64 blob -> parsed CharsMap (a file's normaliser is parsed once)
+_PLANS: BoundedDict = BoundedDict(16)  # base64 blob -> {grapheme: what the charsmap does to it}
+PLAN_LIMIT = 1 << 16
+_UNSEEN = object()
 
 
 def _charsmap(blob_b64: str):
@@ -322,28 +325,44 @@ def precompiled(piece: Piece, blob_b64: str) -> Piece:
         (True, [(0, 1), (1, 2)])
     """
     cmap = _charsmap(blob_b64)
+    plans = _PLANS.get(blob_b64)
+    if plans is None or len(plans) > PLAN_LIMIT:
+        plans = _PLANS[blob_b64] = {}  # bounded: emptied when full (the common graphemes come back)
 
     def rule(chunk: str) -> str | None:
         matches = cmap.prefix_matches(chunk.encode("utf-8"))
         return cmap.replacement(matches[0][1]) if matches else None
 
-    changes: list[tuple[str, int]] = []
-    modified = False
-    for grapheme in _GRAPHEME.findall(piece.text):
+    def plan_of(grapheme: str) -> tuple | None:
+        # ((old, new or None), ...): the whole grapheme's rule, else each char's; None: no rule at all
         if len(grapheme.encode("utf-8")) < 6:
             norm = rule(grapheme)
             if norm is not None:
-                modified = True
-                _push_replacement(changes, grapheme, norm)
-                continue
-        for char in grapheme:
-            norm = rule(char)
+                return ((grapheme, norm),)
+        plan = tuple((char, rule(char)) for char in grapheme)
+        return plan if any(norm is not None for _, norm in plan) else None
+
+    graphemes = _GRAPHEME.findall(piece.text)
+    modified = False
+    for grapheme in set(graphemes):  # a text repeats its graphemes: each is looked up once
+        plan = plans.get(grapheme, _UNSEEN)
+        if plan is _UNSEEN:
+            plan = plans[grapheme] = plan_of(grapheme)
+        modified = modified or plan is not None
+    if not modified:
+        return piece
+    changes: list[tuple[str, int]] = []
+    for grapheme in graphemes:
+        plan = plans[grapheme]
+        if plan is None:
+            changes.extend([(char, 0) for char in grapheme])
+            continue
+        for old, norm in plan:
             if norm is None:
-                changes.append((char, 0))
+                changes.append((old, 0))
             else:
-                modified = True
-                _push_replacement(changes, char, norm)
-    return transform(piece, changes) if modified else piece
+                _push_replacement(changes, old, norm)
+    return transform(piece, changes)
 
 
 IMPLEMENTED = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace", "Prepend",

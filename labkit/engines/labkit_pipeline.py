@@ -33,6 +33,7 @@ from labkit.algorithms.hf_decode import decode_chain, trim_offsets
 from labkit.algorithms.hf_models import CharBPEModel, HFUnigramModel, WordLevelModel, WordPieceModel
 from labkit.algorithms.hf_normalize import Piece, _charsmap, normalize
 from labkit.algorithms.hf_pretokenize import _WORD, pre_tokenize
+from labkit.algorithms.specials import trie_pattern
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
 from labkit.formats.hf_components import flatten
 from labkit.formats.hf_json import parse_merges
@@ -68,6 +69,10 @@ class _AddedVocabulary:
         self.special_spellings = {t.content for t in self.tokens if t.special}
         self.raw = self._table([t for t in self.tokens if not t.normalized])
         self.normalized = self._table([t for t in self.tokens if t.normalized])
+        # one trie-shaped regex per table: a search jumps to the next spelling at C speed
+        # (an empty spelling matches nowhere: it is left out)
+        self._search = {id(table): regex.compile(trie_pattern([s for s in table if s])).search
+                        for table in (self.raw, self.normalized) if any(table)}
 
     def _table(self, tokens: list[_Added]) -> dict[str, _Added]:
         table: dict[str, _Added] = {}
@@ -79,21 +84,18 @@ class _AddedVocabulary:
         """Segments (start, end, token or None) of ``text``, as tokenizers' find_matches."""
         if not table or not text:
             return [(0, len(text), None)]
-        lengths = sorted({len(s) for s in table}, reverse=True)
+        search = self._search.get(id(table))
+        if search is None:  # only empty spellings
+            return [(0, len(text), None)]
         out: list[tuple[int, int, _Added | None]] = []
         done = 0  # end of the last emitted match
         pos = 0
         while pos < len(text):
-            token = None
-            for length in lengths:
-                candidate = table.get(text[pos:pos + length])
-                if candidate is not None:
-                    token = candidate
-                    break
-            if token is None:
-                pos += 1
-                continue
-            start, stop = pos, pos + len(self.spelling[token.id])
+            match = search(text, pos)  # the leftmost spelling from pos, the longest there
+            if match is None:
+                break
+            token = table[match.group()]
+            start, stop = match.start(), match.end()
             pos = stop  # the automaton moves past a match whether it is kept or not
             if token.special and not parse_special:
                 continue
