@@ -114,13 +114,25 @@ def _types(doc: dict, kind: str) -> list[str]:
 
 
 def _byte_level_refusal(doc: dict, split_known: bool) -> str | None:
-    """labkit's byte-level BPE: [NFC] -> [Split(known regex, Isolated)...] + ByteLevel -> BPE -> ByteLevel."""
+    """labkit's byte-level BPE: [NFC] -> [Split(known regex, Isolated)...] + ByteLevel -> BPE -> ByteLevel.
+
+    Example (a Qwen2-shaped pipeline: NFC, its Split regex, ByteLevel without a regex):
+        >>> from labkit.formats.hf_components import _byte_level_refusal
+        >>> qwen2 = {"model": {"type": "BPE"}, "normalizer": {"type": "NFC"}, "decoder": {"type": "ByteLevel"},
+        ...          "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        ...              {"type": "Split", "pattern": {"Regex": "x"}, "behavior": "Isolated", "invert": False},
+        ...              {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}}
+        >>> _byte_level_refusal(qwen2, split_known=True) is None
+        True
+        >>> _byte_level_refusal(dict(qwen2, normalizer={"type": "NFKC"}), split_known=True)
+        'normalizer NFKC before byte-level BPE'
+    """
     model = doc["model"]
     for flag in ("byte_fallback", "dropout", "continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(flag):
             return f"model BPE {flag}={model[flag]!r} with a ByteLevel pre-tokenizer"
     normalizers = _types(doc, "normalizer")
-    if normalizers:
+    if normalizers and normalizers != ["NFC"]:  # NFC alone is Qwen2's (the engine's nfc option)
         return f"normalizer {' + '.join(normalizers)} before byte-level BPE"
     parts = flatten(doc.get("pre_tokenizer"), "pre_tokenizer")
     if not parts or parts[-1].get("type") != "ByteLevel":
