@@ -73,6 +73,16 @@ def test_a_2gb_file_is_refused_before_it_is_read(tmp_path, name, head):
     assert_refused(load_capped(path), "bytes")
 
 
+@pytest.mark.parametrize("name,size,limit", [("big.model", 70, "67,108,864"), ("big.tiktoken", 70, "67,108,864"),
+                                             ("vocab.txt", 40, "33,554,432"), ("tokenizer.json", 130, "134,217,728")])
+def test_each_format_has_its_own_size_limit(tmp_path, name, size, limit):
+    # the limit of the file's kind (by its name), checked before a byte is read
+    path = tmp_path / name
+    with open(path, "wb") as handle:
+        handle.truncate(size * 2**20)
+    assert_refused(load_capped(path), "bytes", limit)
+
+
 @pytest.mark.parametrize("name", ["merges.txt", "tokenizer_config.json"])
 def test_a_2gb_companion_file_is_refused_before_it_is_read(tmp_path, name):
     from labkit.algorithms.bytes_unicode import bytes_to_unicode as table

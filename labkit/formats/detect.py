@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.core import FormatError, LabkitError, VocabData
-from labkit.formats.files import check_regular_file, present, read_bytes
+from labkit.formats.files import check_regular_file, limit_name, present, read_bytes
 from labkit.formats.hf_config import apply_folder_files, apply_template_files
 from labkit.formats.files import UTF8_BOM
 from labkit.formats.hf_json import parse_json
@@ -247,7 +247,7 @@ def read_vocab(path, *, pre: str | None = None) -> VocabData:
         vocab = read_gguf(path, pre=pre)  # mapped, not read: model files can be gigabytes
         apply_template_files(vocab, path.parent)  # template files beside a GGUF win over its key
         return _checked_charsmap(vocab)
-    data = read_bytes(path)
+    data = read_bytes(path, limit_name(path))
     kind, doc = sniff_bytes(data, str(path))
     return _checked_charsmap(_read_kind(kind, path, data, doc, pre))
 

@@ -89,6 +89,28 @@ def read_bytes(path, what: str = "file", limit: int | None = None) -> bytes:
     return data
 
 
+def limit_name(path) -> str:
+    """Which of SIZE_LIMITS a file is read under, from its name (before a byte is read).
+
+    Example:
+        >>> from labkit.formats.files import limit_name
+        >>> limit_name("x/botchan.model"), limit_name("x/merges.txt"), limit_name("x/notes.bin")
+        ('spm_model', 'vocab_merges', 'file')
+    """
+    name = os.path.basename(str(path))
+    if name.endswith(".model"):
+        return "spm_model"
+    if name.endswith(".tiktoken"):
+        return "tiktoken"
+    if name == "vocab.txt":
+        return "vocab.txt"
+    if name in ("vocab.json", "merges.txt"):
+        return "vocab_merges"
+    if name.endswith(".json"):
+        return "tokenizer.json"
+    return "file"
+
+
 def file_bytes(path, data: bytes | None = None, what: str = "file") -> bytes:
     """``data`` if given (already read), else the file's bytes; an empty file is a FormatError.
 
@@ -99,6 +121,8 @@ def file_bytes(path, data: bytes | None = None, what: str = "file") -> bytes:
     """
     if data is None:
         data = read_bytes(path, what)
+    elif len(data) > SIZE_LIMITS[what]:  # read under another name's limit: this format's own holds too
+        raise FormatError(f"{path}: {len(data):,} bytes is more than the {SIZE_LIMITS[what]:,} a {what} may have")
     if not data:
         raise FormatError(f"{path}: file is empty")
     return data

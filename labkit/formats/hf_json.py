@@ -643,7 +643,7 @@ def read_hf_json(path, *, pre: str | None = None, data: bytes | None = None, doc
     """
     source = str(path)
     if data is None:
-        data = read_bytes(path)
+        data = read_bytes(path, "tokenizer.json")
     if doc is None:
         doc = parse_json(data, source)
     raw = data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data

@@ -74,10 +74,10 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(vocab_path)
-    mapping = parse_json(read_bytes(vocab_path), source)
+    mapping = parse_json(read_bytes(vocab_path, "vocab_merges"), source)
     by_id = vocab_from_mapping(mapping, source, "vocab")
     tokens, types = tokens_from_ids(by_id, source)
-    merges = parse_merges_txt(read_bytes(merges_path), str(merges_path))
+    merges = parse_merges_txt(read_bytes(merges_path, "vocab_merges"), str(merges_path))
     check_merges(merges, {t: i for i, t in enumerate(tokens)}, str(merges_path))
     added = []
     specials = SpecialTokens()
@@ -147,7 +147,7 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     """
     source = str(path)
     if data is None:
-        data = read_bytes(path)
+        data = read_bytes(path, "vocab.txt")
     text = utf8_text(data, source)
     lines = text.split("\n")
     if lines and lines[-1] == "":
