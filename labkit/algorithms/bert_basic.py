@@ -378,9 +378,18 @@ def _nfd(ch: str) -> str:
     return special if special is not None else unicodedata.normalize("NFD", ch)
 
 
-def _lower(ch: str) -> str:
+def lower_char(ch: str) -> str:
+    """Lowercase as tokenizers does (Rust's tables know some letters Python's Unicode 14 does not).
+
+    Example:
+        >>> lower_char("A"), lower_char("\ua7cb")
+        ('a', 'ɤ')
+    """
     special = LOWERCASE_EXTRA.get(ord(ch))
     return chr(special) if special is not None else ch.lower()
+
+
+_lower = lower_char
 
 
 def _has_surrogate(text: str) -> bool:

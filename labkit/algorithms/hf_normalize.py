@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import regex
 
+from labkit.algorithms.bert_basic import is_chinese_char, is_control, is_nonspacing_mark, lower_char
 from labkit.algorithms.bounded import BoundedDict
+from labkit.algorithms.pretokenize import REFERENCE_STARTERS
 from labkit.core import LabkitError
 
 Span = tuple[int, int]
@@ -96,17 +98,40 @@ def _map_chars(piece: Piece, func) -> Piece:
 # ----------------------------------------------------------------------------- Unicode forms
 
 
+# Code points Python's tables (Unicode 14) decompose and tokenizers' do not: tokenizers' NFD,
+# NFKD, NFC and NFKC leave each of them as it is (measured on every code point against
+# tokenizers 0.23; tests/test_hf_normalize_tables.py checks it). All but U+11938 have only a
+# compatibility decomposition.
+REFERENCE_UNDECOMPOSED_RANGES = (
+    (0x32FF, 0x32FF), (0xA7F2, 0xA7F4), (0xAB69, 0xAB69), (0x10781, 0x10785), (0x10787, 0x107B0),
+    (0x107B2, 0x107BA), (0x11938, 0x11938), (0x1F16C, 0x1F16C), (0x1FBF0, 0x1FBF9),
+)
+REFERENCE_UNDECOMPOSED = frozenset(cp for a, b in REFERENCE_UNDECOMPOSED_RANGES for cp in range(a, b + 1))
+
+
+def _decomposition(char: str, compat: bool) -> str:
+    """The char's full decomposition as tokenizers' tables give it."""
+    if ord(char) in REFERENCE_UNDECOMPOSED:
+        return char
+    return unicodedata.normalize("NFKD" if compat else "NFD", char)
+
+
+def _combining(char: str) -> int:
+    """The combining class in tokenizers' tables: the 98 marks newer than them are starters there."""
+    return 0 if ord(char) in REFERENCE_STARTERS else unicodedata.combining(char)
+
+
 def _canonical_order(items: list[tuple[str, int]]) -> None:
     """Sort each run of combining characters by combining class, stably (in place)."""
     i = 0
     while i < len(items):
-        if unicodedata.combining(items[i][0]) == 0:
+        if _combining(items[i][0]) == 0:
             i += 1
             continue
         j = i
-        while j < len(items) and unicodedata.combining(items[j][0]) != 0:
+        while j < len(items) and _combining(items[j][0]) != 0:
             j += 1
-        items[i:j] = sorted(items[i:j], key=lambda item: unicodedata.combining(item[0]))
+        items[i:j] = sorted(items[i:j], key=lambda item: _combining(item[0]))
         i = j
 
 
@@ -116,7 +141,7 @@ def _compose(items: list[tuple[str, int]]) -> list[tuple[str, int]]:
     starter = None  # index in out of the last starter
     last_class = -1
     for char, change in items:
-        cls = unicodedata.combining(char)
+        cls = _combining(char)
         if starter is not None and (last_class < cls or (last_class == 0 and cls == 0 and len(out) - 1 == starter)):
             pair = out[starter][0] + char
             composed = unicodedata.normalize("NFC", pair)
@@ -148,11 +173,11 @@ def unicode_form(piece: Piece, form: str) -> Piece:
         [(0, 1)]
     """
     if unicodedata.is_normalized(form, piece.text):
-        return piece
+        return piece  # (tokenizers' tables leave such text alone too: they are older, never newer)
     compat = form in ("NFKC", "NFKD")
     items: list[tuple[str, int]] = []
     for char in piece.text:
-        parts = unicodedata.normalize("NFKD" if compat else "NFD", char)
+        parts = _decomposition(char, compat)
         items.extend((c, 1 if i else 0) for i, c in enumerate(parts))
     _canonical_order(items)
     if form in ("NFC", "NFKC"):
@@ -173,34 +198,59 @@ _WHITESPACE = frozenset(
 )  # Unicode's White_Space property (what Rust's char::is_whitespace tests)
 
 
-def _is_chinese(char: str) -> bool:
-    code = ord(char)
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
-            or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F or 0x2B920 <= code <= 0x2CEAF
-            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
+# Marks (Mn, Mc, Me) in Python's tables (Unicode 14) that tokenizers' StripAccents keeps: its
+# tables are older. It also strips U+1CF2 and U+1CF3, letters (Lo) since Unicode 12.1. Measured on
+# every code point against tokenizers 0.23 (tests/test_hf_normalize_tables.py).
+REFERENCE_NOT_MARK_RANGES = (
+    (0x07FD, 0x07FD), (0x0898, 0x089F), (0x08CA, 0x08D3), (0x09FE, 0x09FE), (0x0AFA, 0x0AFF),
+    (0x0B55, 0x0B55), (0x0C04, 0x0C04), (0x0C3C, 0x0C3C), (0x0D00, 0x0D00), (0x0D3B, 0x0D3C),
+    (0x0D81, 0x0D81), (0x0EBA, 0x0EBA), (0x1715, 0x1715), (0x180F, 0x180F), (0x1ABF, 0x1ACE),
+    (0x1CF7, 0x1CF7), (0x1DF6, 0x1DFA), (0xA82C, 0xA82C), (0xA8FF, 0xA8FF), (0x10D24, 0x10D27),
+    (0x10EAB, 0x10EAC), (0x10F46, 0x10F50), (0x10F82, 0x10F85), (0x11070, 0x11070), (0x11073, 0x11074),
+    (0x110C2, 0x110C2), (0x11145, 0x11146), (0x111C9, 0x111C9), (0x111CE, 0x111CF), (0x1133B, 0x1133B),
+    (0x1145E, 0x1145E), (0x1182C, 0x1183A), (0x11930, 0x11935), (0x11937, 0x11938), (0x1193B, 0x1193E),
+    (0x11940, 0x11940), (0x11942, 0x11943), (0x119D1, 0x119D7), (0x119DA, 0x119E0), (0x119E4, 0x119E4),
+    (0x11A01, 0x11A0A), (0x11A33, 0x11A39), (0x11A3B, 0x11A3E), (0x11A47, 0x11A47), (0x11A51, 0x11A5B),
+    (0x11A8A, 0x11A99), (0x11D31, 0x11D36), (0x11D3A, 0x11D3A), (0x11D3C, 0x11D3D), (0x11D3F, 0x11D45),
+    (0x11D47, 0x11D47), (0x11D8A, 0x11D8E), (0x11D90, 0x11D91), (0x11D93, 0x11D97), (0x11EF3, 0x11EF6),
+    (0x16F4F, 0x16F4F), (0x16F7F, 0x16F87), (0x16FE4, 0x16FE4), (0x16FF0, 0x16FF1), (0x1CF00, 0x1CF2D),
+    (0x1CF30, 0x1CF46), (0x1E130, 0x1E136), (0x1E2AE, 0x1E2AE), (0x1E2EC, 0x1E2EF),
+)
+_NOT_MARKS = frozenset(cp for a, b in REFERENCE_NOT_MARK_RANGES for cp in range(a, b + 1))
+_EXTRA_MARKS = frozenset((0x1CF2, 0x1CF3))
 
 
 def _is_mark(char: str) -> bool:
-    return unicodedata.category(char) in ("Mn", "Mc", "Me")
+    """A mark StripAccents drops, as tokenizers' tables have it.
+
+    Example (the acute accent is; a Unicode 14 Arabic mark tokenizers does not know is not):
+        >>> _is_mark("\u0301"), _is_mark("\u0898")
+        (True, False)
+    """
+    cp = ord(char)
+    if cp in _EXTRA_MARKS:
+        return True
+    return unicodedata.category(char) in ("Mn", "Mc", "Me") and cp not in _NOT_MARKS
 
 
 def bert(piece: Piece, node: dict) -> Piece:
     """BertNormalizer: clean text, pad CJK with spaces, strip accents, lowercase."""
+    # the character tables of labkit's BERT engine (bert_basic), which are tokenizers' own
     lowercase = node.get("lowercase", True)
     if node.get("clean_text", True):
-        piece = _filter(piece, lambda c: not (c in "\x00\ufffd" or (c not in "\t\n\r" and unicodedata.category(c)[0] == "C")))
+        piece = _filter(piece, lambda c: not (c in "\x00\ufffd" or (c not in "\t\n\r" and is_control(c))))
         piece = Piece("".join(" " if (c in "\t\n\r" or _is_whitespace(c)) else c for c in piece.text), piece.align, piece.origin)
     if node.get("handle_chinese_chars", True):
         changes = []
         for char in piece.text:
-            changes.extend([(" ", 0), (char, 1), (" ", 1)] if _is_chinese(char) else [(char, 0)])
+            changes.extend([(" ", 0), (char, 1), (" ", 1)] if is_chinese_char(char) else [(char, 0)])
         piece = transform(piece, changes)
     strip = node.get("strip_accents")
     if strip if strip is not None else lowercase:
         # BERT strips nonspacing marks only (Mn); the StripAccents normaliser strips every mark
-        piece = _filter(unicode_form(piece, "NFD"), lambda c: unicodedata.category(c) != "Mn")
+        piece = _filter(unicode_form(piece, "NFD"), lambda c: not is_nonspacing_mark(c))
     if lowercase:
-        piece = _map_chars(piece, str.lower)
+        piece = _map_chars(piece, lower_char)
     return piece
 
 
@@ -382,7 +432,7 @@ def normalize(piece: Piece, parts: list[dict]) -> Piece:
         if kind in ("NFC", "NFD", "NFKC", "NFKD"):
             piece = unicode_form(piece, kind)
         elif kind == "Lowercase":
-            piece = _map_chars(piece, str.lower)
+            piece = _map_chars(piece, lower_char)
         elif kind == "StripAccents":
             piece = _filter(piece, lambda c: not _is_mark(c))
         elif kind == "Strip":
