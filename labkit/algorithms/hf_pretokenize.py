@@ -17,6 +17,7 @@ import unicodedata
 
 import regex
 
+from labkit.algorithms.bert_basic import is_punctuation
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
 from labkit.algorithms.hf_normalize import Piece, _is_whitespace, pattern_matches, prepend, transform
 from labkit.core import LabkitError
@@ -26,15 +27,27 @@ BYTE_LEVEL_REGEX = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| 
 # Rust regex's Unicode \w and \s, spelled out (Python's differ)
 _WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"
 WHITESPACE_REGEX = regex.compile(rf"[{_WORD}]+|[^{_WORD}\p{{White_Space}}]+")
-_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+# Digits tests Rust's char::is_numeric, whose tables are newer than Python's (Unicode 14): these
+# code points are numbers there too (measured on every code point against tokenizers 0.23)
+NUMERIC_EXTRA_RANGES = (
+    (0x10D40, 0x10D49), (0x116D0, 0x116E3), (0x11BF0, 0x11BF9), (0x11DE0, 0x11DE9), (0x11F50, 0x11F59),
+    (0x16130, 0x16139), (0x16D70, 0x16D79), (0x16FF4, 0x16FF6), (0x1CCF0, 0x1CCF9), (0x1D2C0, 0x1D2D3),
+    (0x1E4F0, 0x1E4F9), (0x1E5F1, 0x1E5FA),
+)
+_NUMERIC_EXTRA = frozenset(cp for a, b in NUMERIC_EXTRA_RANGES for cp in range(a, b + 1))
 
 
 def _is_punctuation(char: str) -> bool:
-    return char in _ASCII_PUNCT or unicodedata.category(char).startswith("P")
+    """Punctuation as Punctuation and BertPreTokenizer test it: tokenizers' tables, which labkit's
+    BERT engine measured (``bert_basic.is_punctuation``), not Python's newer ones."""
+    return is_punctuation(char)
 
 
 def _is_numeric(char: str) -> bool:
-    return unicodedata.category(char) in ("Nd", "Nl", "No")
+    """A number as Digits tests it (Rust's tables: Python's N categories and NUMERIC_EXTRA)."""
+    return unicodedata.category(char) in ("Nd", "Nl", "No") or ord(char) in _NUMERIC_EXTRA
 
 
 def _char_matches(test, text: str) -> list[tuple[int, int]]:
