@@ -19,6 +19,7 @@ from typing import Sequence
 
 import regex
 
+from labkit.algorithms.bert_basic import is_whitespace
 from labkit.core import AddedToken
 
 
@@ -63,11 +64,11 @@ class AddedTokenSplitter:
             ):
                 pos = start + 1
                 continue
-            if token.lstrip:
-                while start > cursor and text[start - 1].isspace():
+            if token.lstrip:  # whitespace as tokenizers tests it (White_Space, not str.isspace)
+                while start > cursor and is_whitespace(text[start - 1]):
                     start -= 1
             if token.rstrip:
-                while end < len(text) and text[end].isspace():
+                while end < len(text) and is_whitespace(text[end]):
                     end += 1
             if start > cursor:
                 segments.append((cursor, start, None))
@@ -140,5 +141,10 @@ def _nesting(trie: dict) -> int:
     return deepest
 
 
+# a word character as tokenizers tests single_word: Rust regex's Unicode \w (str.isalnum differs:
+# '\u00b2' and other No numbers are alphanumeric to Python, not word characters there)
+_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+
+
 def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
+    return _WORD_CHAR.match(ch) is not None

@@ -1,0 +1,45 @@
+"""Added tokens with lstrip/rstrip/single_word, served by labkit's own engines, against
+tokenizers on every character where Python's str tests and tokenizers' differ: lstrip/rstrip
+take White_Space (str.isspace also takes U+001C-U+001F), single_word tests Rust regex's
+Unicode \\w (str.isalnum also takes numbers such as '\\u00b2'). labkit used Python's tests
+before: 34 encodes of 42 probes differed on the matrix's every-flag configuration."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import labkit
+from labkit.algorithms.bert_basic import is_whitespace
+from labkit.algorithms.specials import _is_word_char
+from labkit.conformance.cases import all_cases
+
+ALL = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
+SPACE_DIFF = [chr(cp) for cp in ALL if chr(cp).isspace() != is_whitespace(chr(cp))]
+WORD_DIFF = [chr(cp) for cp in ALL if (chr(cp).isalnum() or chr(cp) == "_") != _is_word_char(chr(cp))]
+
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory):
+    case = {c.name: c for c in all_cases(["hf"])}["hf/bpe-bytelevel-gpt2-added-flags"]
+    path = case.build(tmp_path_factory.mktemp("flags"))
+    tokens = [a for a in json.loads(open(path, encoding="utf-8").read())["added_tokens"]
+              if a.get("lstrip") or a.get("rstrip") or a.get("single_word")]
+    return labkit.load(path, engine="labkit"), labkit.load(path, engine="hf"), tokens
+
+
+def test_the_differences_exist():
+    assert len(SPACE_DIFF) >= 4 and len(WORD_DIFF) > 500  # else the test below checks nothing
+
+
+def test_flags_around_every_character_python_tests_differently(flagged):
+    ours, reference, tokens = flagged
+    assert type(ours).__name__ == "ByteLevelBPE" and len(tokens) == 4
+    differ = []
+    for ch in SPACE_DIFF + WORD_DIFF[::3] + list(" \t\na1_"):
+        for token in tokens:
+            spelling = token["content"]
+            for text in (f"x{ch}{spelling}{ch}y", f"{ch}{spelling}", f"{spelling}{ch}"):
+                if ours.encode(text).ids != reference.encode(text).ids:
+                    differ.append((hex(ord(ch)), spelling))
+    assert not differ, (len(differ), differ[:8])
