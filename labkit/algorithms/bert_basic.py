@@ -234,7 +234,7 @@ class BertBasicTokenizer:
                     # a mark that survives stripping may need NFD's reordering
                     self._reorder_chars.add(ch)
             if self.lowercase:
-                out = "".join(_lower(c) for c in out)
+                out = "".join(lower_char(c) for c in out)
             if self.handle_chinese_chars and is_chinese_char(ch):
                 out = f" {out} "
         self._char_cache[ch] = out
@@ -315,7 +315,7 @@ class BertBasicTokenizer:
         for c, index in decomposed:
             if is_nonspacing_mark(c):
                 continue
-            lowered = _lower(c) if self.lowercase else c
+            lowered = lower_char(c) if self.lowercase else c
             chars.append(lowered)
             new_align.extend([index] * len(lowered))
         return "".join(chars), new_align
@@ -369,7 +369,7 @@ class BertBasicTokenizer:
         stripped = spaced
         if self.strip_accents:
             stripped = "".join(c for c in unicodedata.normalize("NFD", spaced) if not is_nonspacing_mark(c))
-        lowered = "".join(_lower(c) for c in stripped) if self.lowercase else stripped
+        lowered = "".join(lower_char(c) for c in stripped) if self.lowercase else stripped
         return BasicSteps(text, cleaned, spaced, stripped, lowered, self.word_pattern.findall(lowered))
 
 
@@ -388,8 +388,6 @@ def lower_char(ch: str) -> str:
     special = LOWERCASE_EXTRA.get(ord(ch))
     return chr(special) if special is not None else ch.lower()
 
-
-_lower = lower_char
 
 
 def _has_surrogate(text: str) -> bool:

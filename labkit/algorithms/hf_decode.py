@@ -15,7 +15,8 @@ Example:
 from __future__ import annotations
 
 from labkit.algorithms.bytes_unicode import unicode_to_bytes
-from labkit.algorithms.hf_normalize import _is_whitespace, pattern_matches
+from labkit.algorithms.bert_basic import is_whitespace
+from labkit.algorithms.hf_normalize import pattern_matches
 from labkit.core import LabkitError
 
 IMPLEMENTED = {"ByteLevel", "Metaspace", "WordPiece", "BPEDecoder", "Replace", "ByteFallback", "Fuse", "Strip",
@@ -193,10 +194,10 @@ def trim_offsets(tokens: list[str], offsets: list[tuple[int, int]], add_prefix_s
     out = []
     for i, (token, (start, end)) in enumerate(zip(tokens, offsets)):
         lead = 0
-        while lead < len(token) and (token[lead] == _GPT2_SPACE or _is_whitespace(token[lead])):
+        while lead < len(token) and (token[lead] == _GPT2_SPACE or is_whitespace(token[lead])):
             lead += 1
         trail = 0
-        while trail < len(token) and (token[len(token) - 1 - trail] == _GPT2_SPACE or _is_whitespace(token[len(token) - 1 - trail])):
+        while trail < len(token) and (token[len(token) - 1 - trail] == _GPT2_SPACE or is_whitespace(token[len(token) - 1 - trail])):
             trail += 1
         if lead or trail:
             if lead:

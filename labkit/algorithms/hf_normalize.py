@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import regex
 
-from labkit.algorithms.bert_basic import is_chinese_char, is_control, is_nonspacing_mark, lower_char
+from labkit.algorithms.bert_basic import is_chinese_char, is_control, is_nonspacing_mark, is_whitespace, lower_char
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.pretokenize import REFERENCE_STARTERS
 from labkit.core import LabkitError
@@ -188,14 +188,6 @@ def unicode_form(piece: Piece, form: str) -> Piece:
 # ----------------------------------------------------------------------------- the others
 
 
-def _is_whitespace(char: str) -> bool:
-    return char in _WHITESPACE
-
-
-_WHITESPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)  # Unicode's White_Space property (what Rust's char::is_whitespace tests)
 
 
 # Marks (Mn, Mc, Me) in Python's tables (Unicode 14) that tokenizers' StripAccents keeps: its
@@ -239,7 +231,7 @@ def bert(piece: Piece, node: dict) -> Piece:
     lowercase = node.get("lowercase", True)
     if node.get("clean_text", True):
         piece = _filter(piece, lambda c: not (c in "\x00\ufffd" or (c not in "\t\n\r" and is_control(c))))
-        piece = Piece("".join(" " if (c in "\t\n\r" or _is_whitespace(c)) else c for c in piece.text), piece.align, piece.origin)
+        piece = Piece("".join(" " if (c in "\t\n\r" or is_whitespace(c)) else c for c in piece.text), piece.align, piece.origin)
     if node.get("handle_chinese_chars", True):
         changes = []
         for char in piece.text:
@@ -258,10 +250,10 @@ def _strip(piece: Piece, node: dict) -> Piece:
     text = piece.text
     start, end = 0, len(text)
     if node.get("strip_left", False):
-        while start < end and _is_whitespace(text[start]):
+        while start < end and is_whitespace(text[start]):
             start += 1
     if node.get("strip_right", False):
-        while end > start and _is_whitespace(text[end - 1]):
+        while end > start and is_whitespace(text[end - 1]):
             end -= 1
     return Piece(text[start:end], piece.align[start:end], piece.origin)
 

@@ -17,9 +17,9 @@ import unicodedata
 
 import regex
 
-from labkit.algorithms.bert_basic import is_punctuation
+from labkit.algorithms.bert_basic import is_punctuation, is_whitespace
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
-from labkit.algorithms.hf_normalize import Piece, _is_whitespace, pattern_matches, prepend, transform
+from labkit.algorithms.hf_normalize import Piece, pattern_matches, prepend, transform
 from labkit.core import LabkitError
 
 # tokenizers' ByteLevel regex (GPT-2's), run by Oniguruma there and by `regex` here
@@ -29,7 +29,8 @@ _WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"
 WHITESPACE_REGEX = regex.compile(rf"[{_WORD}]+|[^{_WORD}\p{{White_Space}}]+")
 
 
-# Digits tests Rust's char::is_numeric, whose tables are newer than Python's (Unicode 14): these
+# Punctuation and BertPreTokenizer test punctuation with tokenizers' (older) tables, which labkit's
+# BERT engine measured (bert_basic.is_punctuation). Digits tests Rust's char::is_numeric, whose tables are newer than Python's (Unicode 14): these
 # code points are numbers there too (measured on every code point against tokenizers 0.23)
 NUMERIC_EXTRA_RANGES = (
     (0x10D40, 0x10D49), (0x116D0, 0x116E3), (0x11BF0, 0x11BF9), (0x11DE0, 0x11DE9), (0x11F50, 0x11F59),
@@ -37,12 +38,6 @@ NUMERIC_EXTRA_RANGES = (
     (0x1E4F0, 0x1E4F9), (0x1E5F1, 0x1E5FA),
 )
 _NUMERIC_EXTRA = frozenset(cp for a, b in NUMERIC_EXTRA_RANGES for cp in range(a, b + 1))
-
-
-def _is_punctuation(char: str) -> bool:
-    """Punctuation as Punctuation and BertPreTokenizer test it: tokenizers' tables, which labkit's
-    BERT engine measured (``bert_basic.is_punctuation``), not Python's newer ones."""
-    return is_punctuation(char)
 
 
 def _is_numeric(char: str) -> bool:
@@ -169,16 +164,16 @@ def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
     if kind == "Whitespace":
         return split(piece, [m.span() for m in WHITESPACE_REGEX.finditer(piece.text)], "Removed", True)
     if kind == "WhitespaceSplit":
-        return split(piece, _char_matches(_is_whitespace, piece.text), "Removed")
+        return split(piece, _char_matches(is_whitespace, piece.text), "Removed")
     if kind == "Punctuation":
-        return split(piece, _char_matches(_is_punctuation, piece.text), node.get("behavior", "Isolated"))
+        return split(piece, _char_matches(is_punctuation, piece.text), node.get("behavior", "Isolated"))
     if kind == "Digits":
         behavior = "Isolated" if node.get("individual_digits", False) else "Contiguous"
         return split(piece, _char_matches(_is_numeric, piece.text), behavior)
     if kind == "BertPreTokenizer":
         out = []
-        for part in split(piece, _char_matches(_is_whitespace, piece.text), "Removed"):
-            out.extend(split(part, _char_matches(_is_punctuation, part.text), "Isolated"))
+        for part in split(piece, _char_matches(is_whitespace, piece.text), "Removed"):
+            out.extend(split(part, _char_matches(is_punctuation, part.text), "Isolated"))
         return out
     if kind == "CharDelimiterSplit":
         delimiter = node["delimiter"]

@@ -14,8 +14,6 @@ Example:
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from dataclasses import dataclass, field
