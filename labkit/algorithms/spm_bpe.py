@@ -87,6 +87,7 @@ class SpmBpeModel:
         *,
         unk_id: int | None = None,
         byte_fallback: bool = False,
+        reserved_lookup: bool = True,
     ):
         self.types = check_piece_table("SpmBpeModel", tokens, scores, token_types)
         self.tokens = list(tokens)
@@ -99,8 +100,16 @@ class SpmBpeModel:
         self.mergeable = mergeable
         # PieceToId: reserved pieces (control, unknown, byte) first, then the rest
         self.piece_to_id = {**mergeable, **reserved}
-        self.unk_id = unknown_id("SpmBpeModel", self.types, unk_id, required=False)
         self.unused = frozenset(i for i, kind in enumerate(self.types) if kind == TOKEN_UNUSED)
+        # what a symbol left after merging is looked up in. sentencepiece 0.2.1+ looks in the
+        # mergeable pieces only (bpe_model.cc: PieceToIdNoReserved), so a character spelled
+        # like a CONTROL piece is unknown there (then <unk> or bytes), and a symbol that is
+        # still an UNUSED piece after resegmenting (a single character: no merge made it, so
+        # it has no halves) comes out unknown too (measured with sentencepiece 0.2.3: 'bbb'
+        # with 'b' UNUSED is one <unk>); llama.cpp (GGUF) finds any piece (reserved_lookup=True)
+        self.symbol_to_id = self.piece_to_id if reserved_lookup else {
+            piece: index for piece, index in mergeable.items() if index not in self.unused}
+        self.unk_id = unknown_id("SpmBpeModel", self.types, unk_id, required=False)
         self.user_defined = tuple(sorted(
             (t for t, kind in zip(self.tokens, self.types) if kind == TOKEN_USER_DEFINED and t),
             key=lambda s: (-len(s), s),
@@ -115,6 +124,10 @@ class SpmBpeModel:
         for symbol in self.user_defined:
             self._user_by_first.setdefault(symbol[0], []).append(symbol)
         self._pair_memo: dict[int, int] = {}
+        # characters that are no mergeable piece yet sit inside a longer one (only an edited
+        # model has them: a character piece made CONTROL): merge_buckets leaves them to merge
+        self._merging_chars = frozenset(
+            ch for piece in mergeable if len(piece) > 1 for ch in piece if ch not in mergeable)
         # every two characters that sit side by side in some mergeable piece: only those can be
         # joined by a merge. None (never cut) with unused pieces: their split-back halves are
         # remembered across the whole text, as sentencepiece does
@@ -146,6 +159,7 @@ class SpmBpeModel:
             vocab.token_types,
             unk_id=vocab.specials.unk_id,
             byte_fallback=bool(vocab.options.get("byte_fallback", any(t == TOKEN_BYTE for t in vocab.token_types))),
+            reserved_lookup=vocab.format != "spm_model",
         )
 
     # -- step 1: characters (user-defined pieces stay whole) ---------------------
@@ -192,7 +206,7 @@ class SpmBpeModel:
         # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
         cuts = list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))
         if not self.byte_fallback and cuts:
-            known = self.piece_to_id
+            known = self.symbol_to_id
             cuts = [i for i in cuts if text[i - 1] in known or text[i] in known]
         if not cuts:
             return [text]
@@ -352,9 +366,15 @@ class SpmBpeModel:
             start = self.initial_symbols(text)
             symbols = [s for s, _ in start]
             ids = [None if frozen else self.mergeable.get(s) for s, frozen in start]
+            loose = [s for s, frozen in start if not frozen]
         else:
             symbols, ids = text, list(map(self.mergeable.get, text))
+            loose = text
         if None in ids:
+            # a character that is no mergeable piece (a CONTROL piece's spelling, say) still
+            # merges by spelling into a longer piece: ids cannot stand for it, the queue can
+            if self._merging_chars and not self._merging_chars.isdisjoint(loose):
+                return self.merge(text)
             ids = [size + stand_in.setdefault(s, len(stand_in)) if i is None else i for i, s in zip(ids, symbols)]
         if size + len(stand_in) >= 1 << 24:
             return self.merge(text)
@@ -409,7 +429,7 @@ class SpmBpeModel:
             >>> model.pieces_to_ids(['▁', '🦙'])
             [(29871, 0, 1), (243, 1, 2), (162, 1, 2), (169, 1, 2), (156, 1, 2)]
         """
-        lookup = self.piece_to_id
+        lookup = self.symbol_to_id
         unk = self.unk_id
         out: list[tuple[int, int, int]] = []
         pos = 0

@@ -81,6 +81,10 @@ class SpmBpeTokenizer(LabkitTokenizer):
         self._plain_normalizer = SpmNormalizer(norm.get("charsmap"), add_dummy_prefix=False, user_defined=user, **settings)
         rule = chunk_rule(vocab.tokens, vocab.token_types)
         self._chunk_re = _CHUNKS.get(rule) if norm.get("escape_whitespaces", True) else None
+        if SPACE not in self.model.symbol_to_id and not self.model.byte_fallback:
+            # '▁' itself unknown (a .model whose '▁' piece is CONTROL or UNUSED, or has none):
+            # it fuses with the unknowns beside it into one <unk>, across any word cut
+            self._chunk_re = None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
         self.decoder = SpmDecoder(
             vocab,

@@ -1,0 +1,482 @@
+"""Random SentencePiece configurations: trainer options drawn together, and trained models'
+protos edited, each compared engine by engine with ``sentencepiece`` called directly.
+
+The fixed matrix (:mod:`labkit.conformance.spm_matrix`) changes one trainer option at a
+time. Here a seed draws a whole combination: model type, byte fallback, the digit, number,
+script and whitespace splits, whitespace as suffix, whitespace-only pieces, the dummy
+prefix, extra-whitespace removal, a normalisation rule (by name or a random rule TSV),
+user-defined and control symbols with awkward spellings (overlapping each other, holding
+spaces or digits, parts of frequent words), moved or disabled unk/bos/eos/pad ids and
+renamed pieces, a maximum piece length and a vocabulary size; then sometimes edits the
+trained ``ModelProto`` into what a user's file may hold and training never writes (UNUSED
+pieces, tied scores, CONTROL or USER_DEFINED types on ordinary pieces, a denormaliser, flags
+flipped in the normaliser spec). Models ``sentencepiece`` refuses to train or to load are
+*skipped*. Each case runs through :func:`labkit.conformance.runner.run_case` on the mixed
+corpus plus random strings from a seeded alphabet.
+
+This module's name starts with none of the provider prefixes on purpose: its cases are not
+part of the fixed matrix.
+
+From a shell: ``python -m labkit.conformance.random_spm --seeds 0:100 --engines labkit,hf,default``
+(prints one line per seed and the totals; exit status 1 when any cell differs).
+
+Example (seed 5's model type and vocabulary size, without training):
+    >>> from labkit.conformance.random_spm import draw_options
+    >>> options, edits = draw_options(5)
+    >>> options["model_type"], options["vocab_size"]
+    ('bpe', 800)
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import struct
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import sentencepiece
+
+from labkit.conformance.cases import ConfigCase
+from labkit.conformance.runner import run_case
+from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
+from labkit.paths import data_path
+
+RULE_NAMES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+# pieces of spellings for user-defined and control symbols: brackets, words' insides,
+# digits, spaces, accents, CJK, the visible space itself
+_SPELLING_PARTS = ("<", ">", "[", "]", "|", "sep", "mask", "th", "the", "ing", "he", "an", "e", "o",
+                   "42", "1", "0", "7", " ", "é", "語", "▁", "-", "_", "##", "s", "A", "\u0301")
+# the random texts' alphabet, by kind
+_ALPHABET = {
+    "ascii": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,;:!?'\"()<>[]{}-_/\\|#@$%&*+=~`^",
+    "latin": "éèêëàâäïîôöùûüçñÉÀÇÑßøåæœ",
+    "combining": "\u0300\u0301\u0302\u0308\u0323\u0327\u20dd",
+    "cjk": "語本日東京の首都ですは我爱自然处理。、「」",
+    "emoji": "🙂👍🏽🎉\u200d\ufe0f",
+    "space": (" ", " ", " ", "  ", "   ", "\t", "\n", "\u00a0", "\u3000", "\r\n", "\u2003", "\u200b"),
+    "digit": "0123456789٠١٢٣۴५৬๗１２①½",
+    "other": "ﬁ㎏Ⅻｶﾀ\u212b\u00c5ＡＢ▁\u2047\ufffd",
+}
+
+
+def _spelling(rng: random.Random) -> str:
+    """A random symbol spelling of one to four parts (never empty)."""
+    return "".join(rng.choice(_SPELLING_PARTS) for _ in range(rng.randint(1, 4)))
+
+
+def _symbols(rng: random.Random, count: int) -> list[str]:
+    out: list[str] = []
+    for _ in range(count):
+        spelling = _spelling(rng)
+        if out and rng.random() < 0.3:  # overlap an earlier one: a prefix, suffix or extension
+            other = rng.choice(out)
+            spelling = rng.choice([other[: max(1, len(other) - 1)], other[1:] or other + "x", other + spelling, spelling + other])
+        if spelling not in out:
+            out.append(spelling)
+    return out
+
+
+def _custom_rules(rng: random.Random) -> str:
+    """A random normalisation rule TSV: source code points -> target code points (hex)."""
+    sources = "abcdefghijklmnopqrstuvwxyzABTHE0123456789éÅ\u00a0\u3000 .,!?-語①ﬁ"
+    targets = "abcxyzAB0 é\u0301語-"
+    lines = {}
+    for _ in range(rng.randint(1, 8)):
+        src = "".join(rng.choice(sources) for _ in range(rng.choice((1, 1, 1, 2, 3))))
+        dst = "".join(rng.choice(targets) for _ in range(rng.choice((1, 1, 2, 3))))
+        lines[src] = dst
+    return "".join(" ".join(f"{ord(c):X}" for c in s) + "\t" + " ".join(f"{ord(c):X}" for c in d) + "\n"
+                   for s, d in lines.items())
+
+
+def _special_ids(rng: random.Random, options: dict) -> None:
+    """Move, rename or disable unk/bos/eos/pad (unk always stays: sentencepiece requires it)."""
+    if rng.random() < 0.5:
+        return
+    slots = list(range(4))
+    rng.shuffle(slots)
+    options["unk_id"] = slots[0]
+    for name, slot in zip(("bos", "eos", "pad"), slots[1:]):
+        options[f"{name}_id"] = -1 if rng.random() < 0.35 else slot
+    if rng.random() < 0.5:
+        names = {"unk": ["<UNK>", "[UNK]", "<unk>", "??"], "bos": ["[CLS]", "<BOS>", "<|s|>"],
+                 "eos": ["[SEP]", "<EOS>", "</s>", "<|e|>"], "pad": ["[PAD]", "<pad>", "<p>"]}
+        for name, spellings in names.items():
+            if rng.random() < 0.5:
+                options[f"{name}_piece"] = rng.choice(spellings)
+    if rng.random() < 0.2:
+        options["unk_surface"] = rng.choice(["<?>", "", " ", "UNK", "\u2047"])
+
+
+def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Seed -> (trainer options on top of the matrix's base, proto edits to make after training).
+
+    Example:
+        >>> a, _ = draw_options(3)
+        >>> a == draw_options(3)[0]
+        True
+    """
+    rng = random.Random(seed)
+    model_type = rng.choices(["unigram", "bpe", "char", "word"], weights=[10, 10, 2, 2])[0]
+    options: dict[str, Any] = dict(model_type=model_type)
+    options["vocab_size"] = rng.choice([200, 350, 400, 500, 600, 800])
+    for flag, p in (("byte_fallback", 0.4), ("split_digits", 0.3), ("treat_whitespace_as_suffix", 0.25),
+                    ("allow_whitespace_only_pieces", 0.3)):
+        options[flag] = rng.random() < p
+    for flag, p in (("split_by_whitespace", 0.25), ("split_by_unicode_script", 0.25), ("split_by_number", 0.25),
+                    ("add_dummy_prefix", 0.25), ("remove_extra_whitespaces", 0.25)):
+        options[flag] = not rng.random() < p  # on by default, off with probability p
+    rule = rng.random()
+    if rule < 0.2:
+        options["normalization_rule_tsv"] = _custom_rules(rng)
+    else:
+        options["normalization_rule_name"] = rng.choice(RULE_NAMES)
+    if rng.random() < 0.5:
+        options["user_defined_symbols"] = _symbols(rng, rng.randint(1, 5))
+    if rng.random() < 0.4:
+        options["control_symbols"] = _symbols(rng, rng.randint(1, 4))
+    if rng.random() < 0.3:
+        options["max_sentencepiece_length"] = rng.randint(1, 8)
+    if rng.random() < 0.1:
+        options["denormalization_rule_tsv"] = _custom_rules(rng)
+    _special_ids(rng, options)
+    edits: dict[str, Any] = {}
+    if rng.random() < 0.35:
+        edit_rng = random.Random(seed * 7919 + 1)
+        kinds = ["unused", "ties", "control", "user_defined", "escape_whitespaces", "dummy_prefix", "extra_ws"]
+        for kind in edit_rng.sample(kinds, edit_rng.randint(1, 3)):
+            edits[kind] = edit_rng.randint(0, 2**31)
+    return options, edits
+
+
+# ----------------------------------------------------------------------------- proto editing
+# a minimal protobuf wire reader/writer for the few ModelProto fields edited here
+# (pieces = 1 {piece = 1, score = 2, type = 3}, normalizer_spec = 3 {add_dummy_prefix = 3,
+# remove_extra_whitespaces = 4, escape_whitespaces = 5})
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _records(data: bytes) -> list[tuple[int, int, Any]]:
+    """Top-level (field, wire type, value) records of a message."""
+    out, pos = [], 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _read_varint(data, pos)
+        elif wire == 1:
+            value, pos = data[pos:pos + 8], pos + 8
+        elif wire == 5:
+            value, pos = data[pos:pos + 4], pos + 4
+        else:
+            n, pos = _read_varint(data, pos)
+            value, pos = data[pos:pos + n], pos + n
+        out.append((field, wire, value))
+    return out
+
+
+def _write(records: list[tuple[int, int, Any]]) -> bytes:
+    out = bytearray()
+    for field, wire, value in records:
+        out += _varint(field << 3 | wire)
+        if wire == 0:
+            out += _varint(value)
+        elif wire == 2:
+            out += _varint(len(value)) + value
+        else:
+            out += value
+    return bytes(out)
+
+
+def _set_field(records: list, field: int, wire: int, value: Any) -> list:
+    kept = [r for r in records if r[0] != field]
+    return kept + [(field, wire, value)]
+
+
+def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
+    """Apply proto edits (kind -> seed) to a serialised ModelProto.
+
+    Kinds: ``unused`` / ``control`` / ``user_defined`` retype a few ordinary pieces,
+    ``ties`` gives runs of pieces one score, ``escape_whitespaces`` / ``dummy_prefix`` /
+    ``extra_ws`` flip that normaliser flag.
+
+    Example:
+        >>> from labkit.paths import data_path
+        >>> blob = data_path("sentencepiece/botchan_en_unigram_1000.model").read_bytes()
+        >>> len(edit_proto(blob, {})) == len(blob)
+        True
+    """
+    top = _records(blob)
+    pieces = [i for i, r in enumerate(top) if r[0] == 1]
+    parsed = {i: _records(top[i][2]) for i in pieces}
+
+    def ptype(i):
+        return next((v for f, w, v in parsed[i] if f == 3), 1)
+
+    normal = [i for i in pieces if ptype(i) == 1]
+    for kind, seed in edits.items():
+        rng = random.Random(seed)
+        if kind in ("unused", "control", "user_defined") and normal:
+            code = {"unused": 5, "control": 3, "user_defined": 4}[kind]
+            for i in rng.sample(normal, min(len(normal), rng.randint(1, 6))):
+                parsed[i] = _set_field(parsed[i], 3, 0, code)
+                if kind == "user_defined":  # sentencepiece gives user-defined pieces score 0
+                    parsed[i] = _set_field(parsed[i], 2, 5, struct.pack("<f", 0.0))
+        elif kind == "ties" and normal:
+            for _ in range(rng.randint(1, 5)):
+                start = rng.randrange(len(normal))
+                run = normal[start:start + rng.randint(2, 12)]
+                score = next((v for f, w, v in parsed[run[0]] if f == 2), struct.pack("<f", 0.0))
+                for i in run:
+                    parsed[i] = _set_field(parsed[i], 2, 5, score)
+        elif kind in ("escape_whitespaces", "dummy_prefix", "extra_ws"):
+            field = {"dummy_prefix": 3, "extra_ws": 4, "escape_whitespaces": 5}[kind]
+            for index, (f, w, v) in enumerate(top):
+                if f == 3 and w == 2:
+                    spec = _records(v)
+                    current = next((val for fld, _, val in spec if fld == field), 1)
+                    top[index] = (3, 2, _write(_set_field(spec, field, 0, 0 if current else 1)))
+    for i in pieces:
+        top[i] = (1, 2, _write(parsed[i]))
+    return _write(top)
+
+
+def set_piece_types(blob: bytes, types: dict[str, int]) -> bytes:
+    """Give the named pieces of a serialised ModelProto new types (1 NORMAL, 2 UNKNOWN,
+    3 CONTROL, 4 USER_DEFINED, 5 UNUSED, 6 BYTE): the regression tests' edits.
+
+    Example:
+        >>> import sentencepiece
+        >>> from labkit.paths import data_path
+        >>> blob = set_piece_types(data_path("sentencepiece/botchan_en_bpe_1000.model").read_bytes(), {"e": 5})
+        >>> sp = sentencepiece.SentencePieceProcessor(model_proto=blob)
+        >>> sp.is_unused(sp.piece_to_id("e"))
+        True
+    """
+    top = _records(blob)
+    found = set()
+    for index, (field, wire, value) in enumerate(top):
+        if field != 1:
+            continue
+        piece = _records(value)
+        text = next((v for f, w, v in piece if f == 1), b"").decode("utf-8")
+        if text in types:
+            found.add(text)
+            top[index] = (1, 2, _write(_set_field(piece, 3, 0, types[text])))
+    missing = set(types) - found
+    if missing:
+        raise KeyError(f"no such pieces: {sorted(missing)}")
+    return _write(top)
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+class Skipped(Exception):
+    """sentencepiece refused to train or to load this combination."""
+
+
+def train_random(seed: int, folder: Path) -> Path:
+    """Train (and edit) seed ``seed``'s model into ``folder``; Skipped when sentencepiece refuses.
+
+    Example:
+        >>> import tempfile
+        >>> train_random(3, Path(tempfile.mkdtemp())).suffix
+        '.model'
+    """
+    options, edits = draw_options(seed)
+    options = {**_BASE, **options}
+    for key in ("normalization_rule_tsv", "denormalization_rule_tsv"):
+        if key in options:
+            rules = folder / f"{key}.tsv"
+            rules.write_text(options[key], encoding="utf-8")
+            options[key] = str(rules)
+    blob = io.BytesIO()
+    try:
+        sentencepiece.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_writer=blob, **options)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise Skipped(f"training refused: {str(exc).splitlines()[0][:200]}") from None
+    data = blob.getvalue()
+    if edits:
+        data = edit_proto(data, edits)
+    try:
+        sentencepiece.SentencePieceProcessor(model_proto=data)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise Skipped(f"sentencepiece refuses the edited model: {str(exc).splitlines()[0][:200]}") from None
+    path = folder / f"random_{seed}.model"
+    path.write_bytes(data)
+    return path
+
+
+def random_texts(seed: int, symbols: list[str], count: int = 60) -> tuple[str, ...]:
+    """Random strings from the seeded alphabet, with the symbols glued to their neighbours.
+
+    Example:
+        >>> random_texts(0, ["<sep>"]) == random_texts(0, ["<sep>"])
+        True
+    """
+    rng = random.Random(seed * 31 + 17)
+    kinds = list(_ALPHABET)
+    out = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 12)):
+            kind = rng.choice(kinds + (["symbol"] * 3 if symbols else []))
+            if kind == "symbol":
+                parts.append(rng.choice(symbols))
+            else:
+                alphabet = _ALPHABET[kind]
+                parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4))))
+        out.append("".join(parts))
+    for symbol in symbols:
+        out += [symbol, f"a{symbol}b", f" {symbol} ", f"{symbol}{symbol}", f"1{symbol}2", f"\t{symbol}\n"]
+    return tuple(dict.fromkeys(out))
+
+
+def describe(seed: int) -> str:
+    """One line of the options that differ from sentencepiece's defaults, and the edits.
+
+    Example:
+        >>> describe(0).startswith("seed 0:")
+        True
+    """
+    options, edits = draw_options(seed)
+    defaults = dict(byte_fallback=False, split_digits=False, treat_whitespace_as_suffix=False,
+                    allow_whitespace_only_pieces=False, split_by_whitespace=True, split_by_unicode_script=True,
+                    split_by_number=True, add_dummy_prefix=True, remove_extra_whitespaces=True)
+    shown = {k: v for k, v in options.items() if defaults.get(k, object()) != v}
+    if "normalization_rule_tsv" in shown:
+        shown["normalization_rule_tsv"] = shown["normalization_rule_tsv"].replace("\n", ";")
+    if "denormalization_rule_tsv" in shown:
+        shown["denormalization_rule_tsv"] = shown["denormalization_rule_tsv"].replace("\n", ";")
+    text = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+    return f"seed {seed}: {text}" + (f"; edits {sorted(edits)}" if edits else "")
+
+
+def random_spm_case(seed: int) -> ConfigCase:
+    """Seed -> a ConfigCase whose build trains the random model (raises Skipped when
+    sentencepiece refuses it).
+
+    Example:
+        >>> random_spm_case(5).name
+        'spm-random/5'
+    """
+    options, edits = draw_options(seed)
+    symbols = [*options.get("user_defined_symbols", ()), *options.get("control_symbols", ())]
+    specials = ("<s>", "</s>", "<unk>", *symbols)
+    components = (("model_type", options["model_type"]), ("seed", str(seed)))
+    return ConfigCase(
+        name=f"spm-random/{seed}", family="spm-random", components=components,
+        build=lambda folder, seed=seed: train_random(seed, folder),
+        reference=SentencePieceReference, specials=specials, texts=random_texts(seed, symbols),
+        notes=describe(seed), extra={"options": options, "edits": edits},
+    )
+
+
+def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botchan: int = 10, out=None):
+    """Run every seed; returns (status counter, {seed: [cells]}, {seed: skip reason}).
+
+    A seed's status is ``skipped``, ``differs`` (any cell), ``refused`` (labkit's engine
+    refused, no cell differs) or ``exact``; the counter also holds per-cell counts under ``cell:<status>``.
+
+    Example:
+        >>> import tempfile
+        >>> counts, _, _ = run_seeds([1], Path(tempfile.mkdtemp()), engines=("labkit",), botchan=0, out=io.StringIO())
+        >>> sum(counts[k] for k in ("exact", "refused", "differs", "skipped"))
+        1
+    """
+    out = out or sys.stdout
+    counts: Counter = Counter()
+    results, skipped = {}, {}
+    for seed in seeds:
+        case = random_spm_case(seed)
+        started = time.perf_counter()
+        try:
+            cells = run_case(case, workdir, engines, botchan=botchan)
+        except Skipped as exc:
+            counts["skipped"] += 1
+            skipped[seed] = str(exc)
+            print(f"seed {seed:5}: skipped ({exc})", file=out)
+            continue
+        results[seed] = cells
+        statuses = [c.status for c in cells]
+        for status in statuses:
+            counts[f"cell:{status}"] += 1
+        # hf refuses every .model: a seed is "refused" when labkit's own engine refuses it
+        labkit_status = next((c.status for c in cells if c.engine == "labkit"), "exact")
+        status = "differs" if "differs" in statuses else "refused" if labkit_status == "refused" else "exact"
+        counts[status] += 1
+        cells_text = " ".join(f"{c.engine}={c.status}" + (f"({c.served_by})" if c.engine == "default" else "") for c in cells)
+        print(f"seed {seed:5}: {status:8} {cells_text} [{time.perf_counter() - started:.1f}s]", file=out)
+        if status != "exact":
+            print(f"    {case.notes}", file=out)
+        for cell in cells:
+            if cell.status == "differs":
+                for line in cell.message.splitlines()[:3]:
+                    print(f"    {cell.engine}: {line[:300]}", file=out)
+            elif cell.status == "refused" and cell.engine == "labkit":
+                print(f"    {cell.engine} refused: {cell.message.splitlines()[0][-200:]}", file=out)
+    return counts, results, skipped
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0:100"`` -> range(0, 100); ``"3,7,9"`` -> those seeds.
+
+    Example:
+        >>> parse_seeds("2:5"), parse_seeds("1,9")
+        ([2, 3, 4], [1, 9])
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        if ":" in part:
+            a, b = part.split(":")
+            seeds.extend(range(int(a), int(b)))
+        elif part:
+            seeds.append(int(part))
+    return seeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the seeds, print per-seed status and the summary; 1 if any cell differs."""
+    parser = argparse.ArgumentParser(prog="python -m labkit.conformance.random_spm",
+                                     description="random SentencePiece configurations vs sentencepiece")
+    parser.add_argument("--seeds", default="0:100", help="a range a:b or a comma list (default: %(default)s)")
+    parser.add_argument("--engines", default="labkit,hf,default", help="comma-separated (default: %(default)s)")
+    parser.add_argument("--botchan", type=int, default=10, help="botchan lines in each corpus (default: %(default)s)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="labkit-random-spm-") as folder:
+        counts, _, _ = run_seeds(parse_seeds(args.seeds), Path(folder), tuple(args.engines.split(",")), botchan=args.botchan)
+    print(f"seeds: exact {counts['exact']}, refused {counts['refused']}, differs {counts['differs']}, "
+          f"skipped {counts['skipped']}; cells: exact {counts['cell:exact']}, refused {counts['cell:refused']}, "
+          f"differs {counts['cell:differs']} ({time.perf_counter() - started:.0f} s)")
+    return 1 if counts["differs"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

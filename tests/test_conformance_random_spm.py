@@ -1,0 +1,136 @@
+"""Random SentencePiece configurations (labkit.conformance.random_spm): trainer options drawn
+together and trained protos edited, every engine held against sentencepiece called directly.
+
+One regression test per root cause the random run found (each fails on the code before its
+fix), then a fixed slice of seeds that must have no differing cell."""
+from __future__ import annotations
+
+import io
+import tempfile
+from pathlib import Path
+
+import pytest
+import sentencepiece
+
+import labkit
+from labkit.conformance.random_spm import draw_options, parse_seeds, run_seeds, set_piece_types
+from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
+from labkit.paths import data_path
+
+CONTROL, UNUSED = 3, 5
+
+
+def _train(folder: Path, name: str, **options) -> Path:
+    for key in ("normalization_rule_tsv", "denormalization_rule_tsv"):
+        if key in options:
+            rules = folder / f"{name}.{key}.tsv"
+            rules.write_text(options[key], encoding="utf-8")
+            options[key] = str(rules)
+    blob = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_writer=blob,
+                                             **{**_BASE, **options})
+    path = folder / f"{name}.model"
+    path.write_bytes(blob.getvalue())
+    return path
+
+
+def _edited(path: Path, types: dict[str, int]) -> Path:
+    out = path.with_name(path.stem + "-edited.model")
+    out.write_bytes(set_piece_types(path.read_bytes(), types))
+    return out
+
+
+def _differences(path: Path, texts) -> list:
+    """(text, what, labkit, sentencepiece) for every answer that differs."""
+    reference = SentencePieceReference(path)
+    tok = labkit.load(path, engine="labkit")
+    out = []
+    for text in texts:
+        ids, pieces, offsets = reference.encode(text, False)
+        enc = tok.encode(text)
+        got = {"ids": enc.ids, "pieces": enc.tokens, "offsets": [tuple(o) for o in enc.offsets],
+               "decode": tok.decode(ids)}
+        want = {"ids": ids, "pieces": pieces, "offsets": offsets, "decode": reference.decode(ids, False)}
+        out += [(text, key, got[key], want[key]) for key in got if got[key] != want[key]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def folder():
+    with tempfile.TemporaryDirectory(prefix="random-spm-tests-") as name:
+        yield Path(name)
+
+
+# root cause 1: sentencepiece's BPE looks a symbol left after merging up among the mergeable
+# pieces only (PieceToIdNoReserved), so a character spelled like a CONTROL piece is unknown
+# (then <unk>, or bytes with byte_fallback); labkit looked in every piece and gave the control
+# id (seed 5: 'café' with control symbol 'é' -> labkit [..., 'é' id 4], sentencepiece <unk>)
+def test_bpe_character_spelled_like_a_control_piece_is_unknown(folder):
+    path = _train(folder, "bpe-control-e", model_type="bpe", control_symbols=["é", "<ctl>"])
+    texts = ["café", "éé", "x é y", "naïve café 東京", "éa"]
+    assert _differences(path, texts) == []
+    assert labkit.load(path, engine="labkit").encode("éé").tokens == ["▁", "<unk>"]
+
+
+def test_bpe_character_piece_made_control_falls_back_to_bytes(folder):
+    # seed 9: byte_fallback, the piece '1' edited to CONTROL: sentencepiece writes <0x31>
+    path = _edited(_train(folder, "bpe-bytes", model_type="bpe", byte_fallback=True), {"1": CONTROL})
+    texts = ["3.14159 2024-01-01", "1", "11", "a1b"]
+    assert _differences(path, texts) == []
+    assert "<0x31>" in labkit.load(path, engine="labkit").encode("1").tokens
+
+
+# root cause 2: a single character whose piece is UNUSED has no halves to split back into;
+# sentencepiece 0.2.3 gives it <unk> (a run of them one <unk>), labkit gave the unused id
+# (seed 120: 'b' UNUSED, 'Gutenberg' -> labkit 'b', sentencepiece '<unk>')
+def test_bpe_character_piece_made_unused_is_unknown(folder):
+    path = _edited(_train(folder, "bpe-unused", model_type="bpe"), {"b": UNUSED})
+    texts = ["b", "bb", "bbb", "xb", "b b", "Gutenberg's Botchan", "a bubble"]
+    assert _differences(path, texts) == []
+    assert labkit.load(path, engine="labkit").encode("bbb").tokens == ["▁b", "<unk>"]
+
+
+def test_bpe_character_piece_made_unused_with_byte_fallback(folder):
+    # seed 61: '9' UNUSED with byte_fallback -> <0x39>
+    path = _edited(_train(folder, "bpe-unused-bytes", model_type="bpe", byte_fallback=True), {"9": UNUSED})
+    assert _differences(path, ["3.14159", "99", "a9b 9"]) == []
+
+
+# root cause 3: with a character piece made CONTROL, the character still merges by spelling
+# into longer pieces ('▁' + 'p' -> '▁p' -> '▁pro'); labkit's bucket merge (long chunks) gave
+# such a character a stand-in id that never merges (seed 10: '\ufeffProject' -> labkit
+# ['▁', '<unk>', 'ro', ...], sentencepiece ['▁pro', ...])
+def test_bpe_character_made_control_still_merges_inside_longer_pieces(folder):
+    path = _edited(_train(folder, "bpe-control-p", model_type="bpe", split_by_whitespace=False), {"p": CONTROL})
+    texts = ["Project", "proposition " * 12, "upon the " * 10, "p", "pp"]
+    assert _differences(path, texts) == []
+
+
+# root cause 6: with the '▁' piece CONTROL (or UNUSED), '▁' is unknown and fuses with the
+# unknowns beside it into one <unk>; labkit's BPE engine cut the text into words before each
+# '▁' and so gave two (seed 265: '\t tab' -> labkit ['<unk>', '<unk>', 't', 'ab'],
+# sentencepiece ['<unk>', 't', 'ab'])
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+@pytest.mark.parametrize("how", ["control_symbol", "edited_unused"])
+def test_space_piece_made_control_or_unused_fuses_with_unknowns(folder, model_type, how):
+    options = dict(model_type=model_type, add_dummy_prefix=False)
+    if how == "control_symbol":
+        path = _train(folder, f"{model_type}-space-control", control_symbols=["▁"], **options)
+    else:
+        path = _edited(_train(folder, f"{model_type}-space", **options), {"▁": UNUSED})
+    texts = ["\t tab", "語 語", "a 語", "語  x", " 語", "x 語", "語 " * 70, "hello world", "語語語 語"]
+    assert _differences(path, texts) == []
+
+
+def test_gguf_spm_bpe_still_finds_reserved_pieces():
+    # llama.cpp (the GGUF reference) looks every piece up, control ones included: unchanged
+    tok = labkit.load("llama-spm", engine="labkit")
+    assert tok.model.symbol_to_id is tok.model.piece_to_id
+
+
+def test_draw_options_is_seeded_and_varied():
+    assert draw_options(7) == draw_options(7)
+    kinds = {draw_options(seed)[0]["model_type"] for seed in range(40)}
+    assert kinds == {"unigram", "bpe", "char", "word"}
+    assert any(draw_options(seed)[1] for seed in range(40))  # some seeds edit the proto
+    assert parse_seeds("0:3,9") == [0, 1, 2, 9]
