@@ -116,7 +116,10 @@ def test_a_segment_that_encodes_otherwise_alone_is_an_error_not_a_wrong_answer()
 def test_walk_finds_children_among_many_lengths_and_short_segments():
     tree = PrefixTree(max_bytes=2**22, admit_after=None)
     root = tree.root(b"fp")
+    # short segments (under the 64-character key) of 22 lengths, and long ones that share
+    # their first 64 characters with 20 lengths: both walks must scan for the cut
     texts = [f"user: question {'?' * k}<x>" for k in range(20)] + ["<x>", "ab<x>"]
+    texts += [f"user: {'the same long head ' * 4}{'!' * k}<x>" for k in range(20)]
     nodes = {}
     for text in texts:
         nodes[text], _ = tree.add(root, text, len(text), tuple(range(len(text))), allowance=2**22)
@@ -129,3 +132,6 @@ def test_walk_finds_children_among_many_lengths_and_short_segments():
         node, depth = tree.longest(b"fp", text + "tail", next_cut)
         assert node is nodes[text] and depth == 0
     assert tree.longest(b"fp", "user: question ??<y>", next_cut) == (None, -1)
+    assert tree.longest(b"fp", f"user: {'the same long head ' * 4}!!?<x>", next_cut) == (None, -1)
+    assert tree.root(b"fp").short is not None and len(tree.root(b"fp").short) > 8
+    assert max(len(lengths) for lengths in tree.root(b"fp").lengths.values()) > 8

@@ -219,26 +219,24 @@ class SafeBoundaries:
         occurrences is a match the added-token splitter would make too: one scan with a
         trie-shaped pattern finds them (``cut_points_by_splitting`` is the slow reference).
         """
-        if not parse_special or self._pattern is None:
-            return []
-        if len(self._spellings) > _FIND_AT_MOST:
-            return [match.end() for match in self._pattern.finditer(text)]
-        ends = []  # a few spellings: str.find scans faster than the pattern
-        for spelling in self._spellings:
-            width = len(spelling)
-            start = text.find(spelling)
-            while start != -1:
-                ends.append(start + width)
-                start = text.find(spelling, start + width)
-        ends.sort()
-        return ends
+        return self.ends_from(text, 0) if parse_special else []
 
     def ends_from(self, text: str, start: int) -> list[int]:
         """Offsets just after each safe special token in ``text[start:]``, where ``start`` is 0
         or itself such an offset (a spelling never straddles it: safe spellings do not overlap)."""
         if self._pattern is None:
             return []
-        return [match.end() for match in self._pattern.finditer(text, start)]
+        if len(self._spellings) > _FIND_AT_MOST:
+            return [match.end() for match in self._pattern.finditer(text, start)]
+        ends = []  # a few spellings: str.find scans faster than the pattern
+        for spelling in self._spellings:
+            width = len(spelling)
+            found = text.find(spelling, start)
+            while found != -1:
+                ends.append(found + width)
+                found = text.find(spelling, found + width)
+        ends.sort()
+        return ends
 
     def next_cut(self, text: str, start: int, min_gap: int) -> int | None:
         """The first offset just after a safe special token at least ``min_gap`` characters

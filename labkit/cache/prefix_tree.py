@@ -38,8 +38,10 @@ from labkit.cache.lru import level_stats
 from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 from labkit.core import LabkitError
 
-# characters of a segment's head and tail in a child's key (the rest is compared in place)
-_KEY_CHARS = 16
+# characters of a segment's head and tail in a child's key (the rest is compared in place):
+# enough to reach past a chat turn's framing (Llama-3's is 44 characters) into its message,
+# so a new message's head is found in no child and the walk stops without scanning for a cut
+_KEY_CHARS = 64
 # a head shared by more child lengths than this: the next cut is found by scanning instead
 _LENGTHS_TRIED = 8
 # a node whose first children are rarely found again stores 1 new child in this many
@@ -169,15 +171,20 @@ class PrefixTree:
         if lengths is not None:
             if len(lengths) > _LENGTHS_TRIED:  # many segments share this head: find the length by scanning
                 cut = next_cut(text, position)
-                lengths = (cut - position,) if cut is not None else ()
+                # a length no child has is a miss without building a key
+                lengths = (cut - position,) if cut is not None and cut - position in lengths else ()
             children = node.children
             for length in lengths:
                 end = position + length
                 for candidate in children.get((head, length, text[max(position, end - _KEY_CHARS) : end]), ()):
                     if text.startswith(candidate.segment, position):
                         return candidate
-        if node.short is not None:  # a segment shorter than the key is its own head
-            for length in node.short:
+        short = node.short
+        if short is not None:  # a segment shorter than the key is its own head
+            if len(short) > _LENGTHS_TRIED:  # many short lengths: find the one by scanning
+                cut = next_cut(text, position)
+                short = (cut - position,) if cut is not None and cut - position in short else ()
+            for length in short:
                 piece = text[position : position + length]
                 for candidate in node.children.get((piece, length, piece), ()):
                     return candidate  # its key holds the whole segment
