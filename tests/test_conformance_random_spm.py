@@ -122,6 +122,28 @@ def test_space_piece_made_control_or_unused_fuses_with_unknowns(folder, model_ty
     assert _differences(path, texts) == []
 
 
+# root cause 4: a denormalizer_spec (trainer option denormalization_rule_tsv) normalises the
+# decoded text in sentencepiece; labkit ignored it (seed 69: rules b->x, r->B; labkit decoded
+# 'Project', sentencepiece 'PBoject')
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_denormalizer_spec_applies_to_decoded_text(folder, model_type):
+    path = _train(folder, f"{model_type}-denorm", model_type=model_type,
+                  denormalization_rule_tsv="62\t78\n72\t42\n6F 6E\t41 20 42\n")
+    texts = ["Project Gutenberg's Botchan", "brother on one", "  x  ", "café"]
+    assert _differences(path, texts) == []
+    assert labkit.load(path, engine="labkit").decode(SentencePieceReference(path).encode("brother", False)[0]) == "xBotheB"
+
+
+# root cause 5: unk_surface="" is a set field (has_unk_surface), so <unk> decodes as nothing;
+# labkit read the empty string as unset and wrote ' ⁇ ' (seed 94: 'x\ny' -> 'x ⁇ y' vs 'xy')
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_empty_unk_surface_decodes_unknown_as_nothing(folder, model_type):
+    path = _train(folder, f"{model_type}-unk-surface", model_type=model_type, unk_surface="")
+    assert _differences(path, ["x 語 y", "語語", "東京 done"]) == []
+    tok = labkit.load(path, engine="labkit")
+    assert tok.decode(tok.encode("x 語 y").ids) == "x  y"
+
+
 def test_gguf_spm_bpe_still_finds_reserved_pieces():
     # llama.cpp (the GGUF reference) looks every piece up, control ones included: unchanged
     tok = labkit.load("llama-spm", engine="labkit")
@@ -134,3 +156,21 @@ def test_draw_options_is_seeded_and_varied():
     assert kinds == {"unigram", "bpe", "char", "word"}
     assert any(draw_options(seed)[1] for seed in range(40))  # some seeds edit the proto
     assert parse_seeds("0:3,9") == [0, 1, 2, 9]
+
+
+# a fixed slice of seeds (about 15 s): no cell differs, and the counts are what they were
+def test_fixed_slice_of_random_seeds_has_no_difference(tmp_path):
+    out = io.StringIO()
+    counts, results, skipped = run_seeds(range(0, 60), tmp_path, ("labkit", "hf", "default"), botchan=10, out=out)
+    assert counts["differs"] == 0 and counts["cell:differs"] == 0, out.getvalue()
+    assert counts["exact"] + counts["refused"] + counts["skipped"] == 60
+    assert counts["exact"] >= 35 and counts["skipped"] <= 10, counts
+    for seed, cells in results.items():
+        by_engine = {c.engine: c for c in cells}
+        assert by_engine["hf"].status == "refused"  # engine="hf" refuses every .model
+        assert by_engine["default"].status == "exact"
+        if by_engine["labkit"].status == "refused":
+            assert draw_options(seed)[0]["model_type"] in ("char", "word"), by_engine["labkit"].message
+            assert by_engine["default"].served_by == "sentencepiece"
+        else:
+            assert by_engine["default"].served_by == "labkit"

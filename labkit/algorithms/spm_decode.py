@@ -8,7 +8,9 @@ ids back into text, and they differ in small ways:
   control pieces vanish, ``<unk>`` reads as the model's ``unk_surface`` (`` ⁇ ``), a run of
   byte pieces is decoded one character at a time (each malformed byte one U+FFFD), and the
   ``▁`` that starts the text is consumed; with ``remove_extra_whitespaces`` every leading
-  ``▁`` goes until some text has come out (``▁ ▁ ▁a`` -> ``"a"``).
+  ``▁`` goes until some text has come out (``▁ ▁ ▁a`` -> ``"a"``); a model with a
+  denormaliser (trainer option ``denormalization_rule_tsv``) then normalises the whole text
+  with its charsmap.
 * the ``tokenizers`` decoder chain labkit builds for these files (``Replace('▁', ' ')``,
   ``ByteFallback``, ``Fuse``, ``Strip`` one space), the reference for GGUF and
   tokenizer.json: pieces are read by their spelling (``<unk>`` stays ``<unk>``), a byte
@@ -30,7 +32,7 @@ from __future__ import annotations
 from typing import Callable, Iterator, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece
-from labkit.algorithms.charsmap import SPACE_SYMBOL, decode_bytes_per_byte
+from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer, decode_bytes_per_byte
 from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_UNKNOWN, LabkitError, VocabData
 
 DECODE_STYLES = ("hf", "sentencepiece")
@@ -171,7 +173,24 @@ class SpmDecoder:
         self.add_dummy_prefix = bool(add_dummy_prefix)
         self.remove_extra_whitespaces = bool(remove_extra_whitespaces)
         self.treat_whitespace_as_suffix = bool(treat_whitespace_as_suffix)
-        self.unk_surface = unk_surface if unk_surface is not None else vocab.options.get("unk_surface") or DEFAULT_UNK_SURFACE
+        if unk_surface is None:
+            # an unk_surface set to "" is kept: sentencepiece asks has_unk_surface(), so a
+            # model trained with unk_surface="" decodes <unk> as nothing
+            unk_surface = vocab.options.get("unk_surface")
+        self.unk_surface = DEFAULT_UNK_SURFACE if unk_surface is None else unk_surface
+        # a .model's denormalizer_spec (trainer option denormalization_rule_tsv): sentencepiece
+        # normalises the whole decoded text with it, when its charsmap is not empty
+        # (sentencepiece_processor.cc: denormalizer_->Normalize(*text)); a Normalizer built
+        # from that spec alone: its own whitespace flags, never whitespace-as-suffix
+        self.denormalizer: SpmNormalizer | None = None
+        denorm = (vocab.metadata or {}).get("denormalizer_spec") if vocab.format == "spm_model" else None
+        if denorm and denorm.get("precompiled_charsmap"):
+            self.denormalizer = SpmNormalizer(
+                denorm["precompiled_charsmap"],
+                add_dummy_prefix=denorm.get("add_dummy_prefix", True),
+                remove_extra_whitespaces=denorm.get("remove_extra_whitespaces", True),
+                escape_whitespaces=denorm.get("escape_whitespaces", True),
+            )
         # what skip_special_tokens removes, and where sentencepiece-style decoding cuts runs
         self.special_ids = frozenset(
             [i for i, kind in enumerate(self.types) if kind == TOKEN_CONTROL]
@@ -221,7 +240,8 @@ class SpmDecoder:
             if skip_special_tokens:
                 ids = [i for i in ids if i not in self.special_ids]
             return self.like_tokenizers(ids)
-        return self.like_sentencepiece(ids, skip_special_tokens)
+        text = self.like_sentencepiece(ids, skip_special_tokens)
+        return self.denormalizer.normalize(text) if self.denormalizer is not None else text
 
     # -- the tokenizers chain ---------------------------------------------------
     def like_tokenizers(self, ids: Sequence[int]) -> str:
