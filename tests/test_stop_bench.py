@@ -25,6 +25,7 @@ def test_bench_reports_compile_time_and_first_request_ratio(capsys):
                             "--compile-counts", "1,20", "--rotations", "1,4", "--rotation-stops", "3"]) == 0
     out = capsys.readouterr().out
     assert "compile_ms" in out and "first_over_warm" in out and "rotation_over_one" in out
+    assert "first_over_warm_other" in out and "5 other requests used first" in out  # 300 tokens: 5 more of 50
     assert "MISSES" not in out and "meets" not in out  # ratios, no verdict strings
 
 
