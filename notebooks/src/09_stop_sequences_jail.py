@@ -555,6 +555,25 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
+# What does a stop set the server has never seen cost? Its first request compiles the set and
+# works out every (state, chunk) push it meets; a warm request finds them remembered. "Warm"
+# can mean two things, so both are timed: the very same request again (every push
+# remembered: the cheapest case there is) and another request with a set that eight earlier
+# requests used (its own new pushes still worked out: what a server's next request sees).
+# CPU time, medians of 3 rounds; ratios taken per round.
+
+# %% tags=["nbval-ignore-output"]
+from labkit.bench.stop import measure_first_request
+
+request_ids = bench_ids[:500]
+earlier = [bench_ids[start:start + 250] for start in range(500, 2500, 250)]  # eight earlier requests
+first_cost = pd.DataFrame(measure_first_request(gpt2, request_ids, (1, 10, 100, 1000), repeat=3,
+                                                text=botchan[:20000], others=earlier))
+display(first_cost.round(2))
+print("first request over the same request again:", ", ".join(f"{r:.2f}x" for r in first_cost.first_over_warm),
+      "| over a request after eight others:", ", ".join(f"{r:.2f}x" for r in first_cost.first_over_warm_other))
+
+# %% [markdown]
 # ## 8. Check against the reference engines, on every shipped vocabulary
 #
 # For each vocabulary: labkit's own engine produces the ids and the stop decoder streams
