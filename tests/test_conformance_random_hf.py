@@ -1,0 +1,71 @@
+"""Random tokenizer.json configurations (labkit/conformance/random_hf.py) and the differences
+they found between labkit's own engine and ``tokenizers``, one regression test per root cause.
+
+Each regression builds a small tokenizer.json over a base vocabulary of the matrix, opens it
+with labkit's engine and with ``tokenizers`` directly, and compares ids, tokens (by spelling),
+offsets, with and without special tokens, and decode with and without skipping them.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+import labkit
+from labkit.conformance.hf_json_configs import (HFReference, added, build_json, byte_level, metaspace, node,
+                                                replace, split)
+from labkit.conformance.random_hf import random_hf_case, random_texts, run_seeds
+from labkit.core import EngineUnavailable
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _differences(path, texts) -> list[str]:
+    """Every way labkit's engine answers differently from tokenizers on ``texts``."""
+    tok = labkit.load(path, engine="labkit")
+    assert type(tok).__name__ == "PipelineTokenizer"
+    reference = HFReference(path)
+    found = []
+    for text in texts:
+        for add in (False, True):
+            want = reference.encode(text, add)
+            enc = tok.encode(text, add_special_tokens=add)
+            got = (enc.ids, enc.tokens, [tuple(o) for o in enc.offsets])
+            if got != want:
+                found.append(f"{text!r} add_special_tokens={add}: {got} != {want}")
+        ids = reference.encode(text, True)[0]
+        for skip in (False, True):
+            got_text, want_text = tok.decode(ids, skip_special_tokens=skip), reference.decode(ids, skip)
+            if got_text != want_text:
+                found.append(f"{text!r} decode(skip={skip}): {got_text!r} != {want_text!r}")
+    return found
+
+
+# ----------------------------------------------------------------------------- root causes
+
+
+# ----------------------------------------------------------------------------- the generator
+
+
+def test_a_seed_is_one_configuration():
+    assert random_hf_case(11).extra["json"] == random_hf_case(11).extra["json"]
+    assert random_hf_case(11).extra["json"] != random_hf_case(12).extra["json"]
+    assert random_texts(3, ["<s>"]) == random_texts(3, ["<s>"])
+
+
+def test_seeds_cover_the_components():
+    kinds = set()
+    for seed in range(150):
+        for kind, label in random_hf_case(seed).components:
+            kinds.add(label.split()[0])
+    for wanted in ("NFKC", "BertNormalizer", "Precompiled", "Replace", "Prepend", "StripAccents", "ByteLevel", "Split",
+                   "Metaspace", "Punctuation", "Digits", "CharDelimiterSplit", "BertPreTokenizer", "UnicodeScripts",
+                   "CTC", "ByteFallback", "Fuse", "TemplateProcessing", "RobertaProcessing", "BertProcessing",
+                   "WordPiece", "Unigram", "WordLevel", "BPE", "lstrip", "rstrip", "single_word"):
+        assert wanted in kinds, wanted
