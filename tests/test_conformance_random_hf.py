@@ -50,6 +50,17 @@ def _differences(path, texts) -> list[str]:
 # ----------------------------------------------------------------------------- root causes
 
 
+def test_ctc_decoder_removes_the_pad_inside_tokens(tmp_path):
+    # labkit dropped only tokens equal to the pad and always turned the delimiter into a space;
+    # tokenizers removes the pad wherever it occurs and replaces the delimiter only with cleanup
+    # (random seed 0: "G u t en b er g" where tokenizers gives "G u t n b r g" with pad_token "e")
+    texts = ["But our maid Kiyo, who had been with us", "the teacher | said"]
+    for cleanup in (True, False):
+        decoder = node("CTC", pad_token="e", word_delimiter_token="|", cleanup=cleanup)
+        path = _write(tmp_path, build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit"), decoder=decoder))
+        assert _differences(path, texts) == []
+
+
 # ----------------------------------------------------------------------------- the generator
 
 

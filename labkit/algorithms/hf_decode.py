@@ -133,14 +133,23 @@ def _replace(tokens: list[str], node: dict) -> list[str]:
 
 
 def _ctc(tokens: list[str], node: dict) -> list[str]:
+    """CTC: repeated tokens collapse, the pad is removed wherever it occurs inside a token, and
+    only with cleanup is the word delimiter turned into a space (after the clean-up); tokens
+    left empty are dropped (tokenizers' decoders/ctc.rs).
+
+    Example:
+        >>> _ctc(["<pad>", "h", "e", "e", "l", "l", "<pad>", "l", "o", "|", "x<pad>"], {"cleanup": True})
+        ['h', 'e', 'l', 'l', 'o', ' ', 'x']
+    """
     pad, delimiter = node.get("pad_token", "<pad>"), node.get("word_delimiter_token", "|")
     deduped = [t for i, t in enumerate(tokens) if i == 0 or t != tokens[i - 1]]
     out = []
     for token in deduped:
-        if token == pad:
-            continue
-        token = token.replace(delimiter, " ")
-        out.append(cleanup(token) if node.get("cleanup", True) else token)
+        token = token.replace(pad, "")  # (an empty pad or delimiter: str.replace as Rust's, between every char)
+        if node.get("cleanup", True):
+            token = cleanup(token).replace(delimiter, " ")
+        if token:
+            out.append(token)
     return out
 
 
