@@ -61,6 +61,21 @@ def test_ctc_decoder_removes_the_pad_inside_tokens(tmp_path):
         assert _differences(path, texts) == []
 
 
+def test_offset_trimming_reads_the_added_tokens_matched_text(tmp_path):
+    # RobertaProcessing/ByteLevel trim_offsets trim the token strings tokenizers holds; for an
+    # added token that is the text it matched, with the spaces lstrip/rstrip absorbed. labkit
+    # trimmed its spelling: 'x 12 y' gave (1, 4) for "12" (lstrip) where tokenizers gives (2, 4)
+    tokens = [added("12", lstrip=True), added("<R>", rstrip=True)]
+    texts = ["x 12 y", "x <R>  y", "12 <R> 12", " 12"]
+    ids = {e["content"]: e["id"] for e in json.loads(build_json("wordlevel", added_tokens=tokens))["added_tokens"]}
+    roberta = node("RobertaProcessing", sep=["</s>", ids["</s>"]], cls=["<s>", ids["<s>"]], trim_offsets=True,
+                   add_prefix_space=False)
+    for post in (roberta, byte_level(trim_offsets=True)):
+        path = _write(tmp_path, build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit"), post_processor=post,
+                                           added_tokens=tokens))
+        assert _differences(path, texts) == []
+
+
 # ----------------------------------------------------------------------------- the generator
 
 

@@ -193,32 +193,39 @@ class PipelineTokenizer(Tokenizer):
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         ids: list[int] = []
         tokens: list[str] = []
+        values: list[str] = []  # the token strings tokenizers holds (what its offset trimming reads)
         offsets: list[tuple[int, int]] = []
         tokenize = self.model.tokenize
         for piece, token in self._pieces(text, parse_special):
             if token is not None:
                 ids.append(token.id)
                 tokens.append(self.vocab.tokens[token.id])  # named by its spelling, as every engine names it
+                values.append(piece.text)  # the matched text, with the spaces lstrip/rstrip absorbed
                 offsets.append(piece.span(0, len(piece.text)))
                 continue
             for word in pre_tokenize([piece], self.pre_tokenizer):
                 for index, value, s, e in tokenize(word.text):
                     ids.append(index)
                     tokens.append(self.vocab.tokens[index] if index == self.unk_id else value)
+                    values.append(value)
                     offsets.append(word.span(s, e))
-        return self._post_process(ids, tokens, offsets, add_special_tokens)
+        return self._post_process(ids, tokens, offsets, add_special_tokens, values)
 
-    def _post_process(self, ids, tokens, offsets, add_special_tokens: bool) -> Encoding:
+    def _post_process(self, ids, tokens, offsets, add_special_tokens: bool, values=None) -> Encoding:
+        values = list(tokens) if values is None else values
         for node in self.post:
             kind = node.get("type")
             if kind in ("ByteLevel", "RobertaProcessing") and node.get("trim_offsets", True):
-                offsets = trim_offsets(tokens, offsets, bool(node.get("add_prefix_space", True)))
+                # trimmed by the strings tokenizers holds: an added token's matched text, an unknown Unigram piece's text
+                offsets = trim_offsets(values, offsets, bool(node.get("add_prefix_space", True)))
             if not add_special_tokens:
                 continue
             if kind in ("BertProcessing", "RobertaProcessing"):
                 (cls, cls_id), (sep, sep_id) = node["cls"], node["sep"]
                 ids, tokens, offsets = [cls_id, *ids, sep_id], [cls, *tokens, sep], [(0, 0), *offsets, (0, 0)]
+                values = [cls, *values, sep]
             elif kind == "TemplateProcessing":
+                values = self._template(node, ids, values, offsets)[1]
                 ids, tokens, offsets = self._template(node, ids, tokens, offsets)
         return Encoding(ids=ids, tokens=tokens, offsets=offsets)
 
