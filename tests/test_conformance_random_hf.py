@@ -76,6 +76,15 @@ def test_offset_trimming_reads_the_added_tokens_matched_text(tmp_path):
         assert _differences(path, texts) == []
 
 
+def test_rstrip_spaces_do_not_hide_the_next_match(tmp_path):
+    # tokenizers searches added tokens on the text as it is: a match may start inside the spaces
+    # the previous one's rstrip absorbed (the two pieces then overlap). labkit searched on from the
+    # stripped end: ' x  x ' with " x " (rstrip) gave [' x ', '▁', 'x', '▁'] where tokenizers gives [' x ', ' x ']
+    path = _write(tmp_path, build_json("meta", pre_tokenizer=metaspace(), decoder=metaspace(),
+                                       added_tokens=[added(" x ", special=False, rstrip=True)]))
+    assert _differences(path, [" x  x ", " x x x ", "a x  x  b"]) == []
+
+
 # ----------------------------------------------------------------------------- the generator
 
 

@@ -105,8 +105,9 @@ class _AddedVocabulary:
             if token.lstrip:
                 start = max(_SPACES_AT_END.search(text[:start]).start(), done)
             if token.rstrip:
+                # the spaces are absorbed, but the search goes on from the match's end: a next
+                # match may start inside them, and its piece then overlaps this one (as in tokenizers)
                 stop += _SPACES_AT_START.match(text[stop:]).end()
-                pos = max(pos, stop)
             if done < start:
                 out.append((done, start, None))
             out.append((start, stop, token))
