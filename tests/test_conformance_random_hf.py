@@ -85,6 +85,33 @@ def test_rstrip_spaces_do_not_hide_the_next_match(tmp_path):
     assert _differences(path, [" x  x ", " x x x ", "a x  x  b"]) == []
 
 
+@pytest.mark.parametrize("pattern", [r"\s*", "a*", "x|", "^", "$", "^ ", " $", ""])
+def test_replace_normalizer_matches_as_oniguruma(tmp_path, pattern):
+    # empty matches: labkit skipped them (and Python's iterator also yields an empty match right
+    # after a match, Oniguruma's does not); ^ and $ are line anchors in Oniguruma; an empty String
+    # pattern matches everywhere there. Random seeds 187 ("a*"), 48 (" $"), 170 ("^ ") found it.
+    texts = ["ab a b", "x\n y \nz\n", "\u2009\nteacher", " aa  ", "a", "\n", "x y"]
+    regex = pattern != ""
+    path = _write(tmp_path, build_json("wordlevel", normalizer=replace(pattern, "_", regex=regex),
+                                       pre_tokenizer=node("WhitespaceSplit")))
+    assert _differences(path, texts) == []
+
+
+@pytest.mark.parametrize("pattern,behavior,regex", [(r"\s*", "MergedWithNext", True), (" $", "Removed", True),
+                                                    ("^x", "Isolated", True), ("", "MergedWithPrevious", False)])
+def test_split_matches_as_oniguruma(tmp_path, pattern, behavior, regex):
+    # the same iterator decides where a Split cuts
+    path = _write(tmp_path, build_json("wordlevel", pre_tokenizer=split(pattern, behavior, regex=regex)))
+    assert _differences(path, ["the  teacher said", " x", "a \nb", "x\nxy \n"]) == []
+
+
+def test_replace_decoder_matches_as_oniguruma(tmp_path):
+    # an empty token has no match in tokenizers (labkit put the content there); empty matches as above
+    decoder = {"type": "Sequence", "decoders": [replace("e*", "_", regex=True), node("Fuse")]}
+    path = _write(tmp_path, build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit"), decoder=decoder))
+    assert _differences(path, ["the teacher said", "see"]) == []
+
+
 # ----------------------------------------------------------------------------- the generator
 
 

@@ -259,24 +259,62 @@ def _strip(piece: Piece, node: dict) -> Piece:
 
 
 def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
-    """Spans of a tokenizers ``{"String": s}`` / ``{"Regex": r}`` pattern in ``text``.
+    r"""Spans of a tokenizers ``{"String": s}`` / ``{"Regex": r}`` pattern in ``text``, as
+    tokenizers finds them with Oniguruma: ``^`` and ``$`` match at every line, an empty match
+    right where the previous match ended is skipped (the search moves on one character), an
+    empty text has no match, and a String pattern is its escaped regex (so "" matches empty
+    at every position).
 
     Example:
         >>> from labkit.algorithms.hf_normalize import pattern_matches
         >>> pattern_matches({"String": "a"}, "banana")
         [(1, 2), (3, 4), (5, 6)]
+        >>> pattern_matches({"Regex": r"\s*"}, "a b"), pattern_matches({"Regex": "^x"}, "x\nx")
+        ([(0, 0), (1, 2), (3, 3)], [(0, 1), (2, 3)])
     """
-    if "String" in pattern:
-        needle = pattern["String"]
-        if not needle:
-            return []
+    if not text:
+        return []
+    if "String" in pattern and pattern["String"]:
+        needle = pattern["String"]  # a literal has no empty match: str.find is the same search, faster
         out, pos = [], text.find(needle)
         while pos >= 0:
             out.append((pos, pos + len(needle)))
             pos = text.find(needle, pos + len(needle))
         return out
-    compiled = _compiled(pattern["Regex"])
-    return [m.span() for m in compiled.finditer(text)]
+    source = regex.escape(pattern["String"]) if "String" in pattern else pattern["Regex"]
+    search = _compiled(source).search
+    out = []
+    pos, last_end = 0, None
+    while pos <= len(text):
+        match = search(text, pos)
+        if match is None:
+            break
+        start, end = match.span()
+        if start == end and end == last_end:  # Oniguruma's iterator: no empty match touching the last one
+            pos += 1
+            continue
+        out.append((start, end))
+        pos = last_end = end
+    return out
+
+
+def _onig_source(source: str) -> str:
+    """The pattern for `regex` with MULTILINE: ``^`` outside a class must not match at the very
+    end after a final newline (Oniguruma's does not)."""
+    out, i, depth = [], 0, 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\":
+            out.append(source[i:i + 2])
+            i += 2
+            continue
+        if char == "[":
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+        out.append(r"(?:^(?!\Z))" if char == "^" and depth == 0 else char)
+        i += 1
+    return "".join(out)
 
 
 _REGEX_CACHE: dict[str, regex.Pattern] = {}
@@ -286,7 +324,7 @@ def _compiled(source: str) -> regex.Pattern:
     compiled = _REGEX_CACHE.get(source)
     if compiled is None:
         try:
-            compiled = regex.compile(source)
+            compiled = regex.compile(_onig_source(source), regex.MULTILINE)  # Oniguruma's ^ and $ are line anchors
         except regex.error as exc:
             raise LabkitError(f"regex {source[:60]!r} does not compile ({exc})") from None
         _REGEX_CACHE[source] = compiled
@@ -294,25 +332,28 @@ def _compiled(source: str) -> regex.Pattern:
 
 
 def replace(piece: Piece, pattern: dict, content: str) -> Piece:
-    """Replace normaliser: each match becomes ``content`` (aligned to the match's last char)."""
+    """Replace normaliser: each match becomes ``content``, aligned to the character before the
+    match's end (an empty match at the start: to the piece's start), as tokenizers aligns it.
+
+    Example:
+        >>> replace(Piece.of("ab"), {"Regex": "x*"}, "-").text
+        '-a-b-'
+    """
     matches = pattern_matches(pattern, piece.text)
     if not matches:
         return piece
-    changes: list[tuple[str, int]] = []
     last = 0
     text = piece.text
     out_text, out_align = [], []
     for start, end in matches:
         out_text.append(text[last:start])
         out_align.extend(piece.align[last:start])
-        if end > start:
-            span = piece.align[end - 1]
-            out_text.append(content)
-            out_align.extend([span] * len(content))
+        span = piece.align[end - 1] if end > 0 else (piece.origin, piece.origin)
+        out_text.append(content)
+        out_align.extend([span] * len(content))
         last = end
     out_text.append(text[last:])
     out_align.extend(piece.align[last:])
-    del changes
     return Piece("".join(out_text), out_align, piece.origin)
 
 
