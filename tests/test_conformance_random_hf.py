@@ -112,6 +112,48 @@ def test_replace_decoder_matches_as_oniguruma(tmp_path):
     assert _differences(path, ["the teacher said", "see"]) == []
 
 
+@pytest.mark.parametrize("pattern,why", [
+    (r"\w+", r"escape \w"),            # Oniguruma's \w takes '²', not U+200C (seeds 78, 172)
+    (r"\bthe", r"escape \b"),
+    (r"(?i)ss", "case-insensitive"),   # 'ß' folds to 'ss' there
+    (r"(?i)[a-z]+", "case-insensitive"),  # Oniguruma's i does not match 'İ'
+    ("[[:alpha:]]+", "POSIX"),
+    (r".\z", r"escape \z"),
+])
+def test_regex_oniguruma_reads_otherwise_is_refused(tmp_path, pattern, why):
+    # labkit's `regex` finds other matches than tokenizers' Oniguruma for these: refused at load,
+    # naming the component; engine=None serves them with tokenizers
+    path = _write(tmp_path, build_json("wordlevel", pre_tokenizer=split(pattern, "Isolated")))
+    with pytest.raises(EngineUnavailable, match=f"pre_tokenizer Split regex .*{re.escape(why)}"):
+        labkit.load(path, engine="labkit")
+    assert labkit.load(path).engine == "hf"
+    # the same patterns as a Replace normaliser
+    path = _write(tmp_path, build_json("wordlevel", normalizer=replace(pattern, "_", regex=True),
+                                       pre_tokenizer=node("WhitespaceSplit")))
+    with pytest.raises(EngineUnavailable, match="normalizer Replace regex"):
+        labkit.load(path, engine="labkit")
+
+
+def test_refused_patterns_really_differ():
+    # the refusal list is not a guess: on these strings tokenizers and labkit's regex disagree
+    from tokenizers import Regex, normalizers
+
+    from labkit.algorithms.hf_normalize import Piece
+    from labkit.algorithms.hf_normalize import replace as labkit_replace
+
+    for pattern, text in ((r"\w", "a\u00b2"), (r"(?i)ss", "\u00df"), (r"(?i)i", "\u0130"), (r"\b", "a\u00b2 b")):
+        want = normalizers.Replace(Regex(pattern), "_").normalize_str(text)
+        assert labkit_replace(Piece.of(text), {"Regex": pattern}, "_").text != want, pattern
+
+
+def test_qwen2_split_is_still_served():
+    # the scoped (?i:'s|'t|...) of the Qwen2/Llama 3 regexes is plain ASCII: not refused
+    from labkit.algorithms.hf_normalize import regex_difference
+    from labkit.conformance.hf_json_configs import GPT2_SPLIT, QWEN2_SPLIT
+
+    assert regex_difference(QWEN2_SPLIT) is None and regex_difference(GPT2_SPLIT) is None
+
+
 # ----------------------------------------------------------------------------- the generator
 
 
@@ -131,3 +173,14 @@ def test_seeds_cover_the_components():
                    "CTC", "ByteFallback", "Fuse", "TemplateProcessing", "RobertaProcessing", "BertProcessing",
                    "WordPiece", "Unigram", "WordLevel", "BPE", "lstrip", "rstrip", "single_word"):
         assert wanted in kinds, wanted
+
+
+def test_a_slice_of_seeds_never_differs():
+    started = time.perf_counter()
+    results = run_seeds(range(60), botchan=5)
+    differs = [r for r in results if r.status == "differs"]
+    assert not differs, "\n\n".join(f"seed {r.seed}: {r.reason}" for r in differs)
+    counts = {status: sum(r.status == status for r in results) for status in ("exact", "refused", "skipped")}
+    assert counts["exact"] >= 30 and counts["exact"] + counts["refused"] >= 50, counts
+    assert all(max(c.strings for c in r.cells) >= 50 for r in results if r.status == "exact")
+    print(counts, f"{time.perf_counter() - started:.1f} s")

@@ -298,6 +298,72 @@ def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
     return out
 
 
+# escapes whose meaning differs between Oniguruma (tokenizers) and `regex` (labkit), measured:
+# \w, \W, \b, \B (onig's word characters take No numbers such as '²', not U+200C), \h, \H
+# (onig: hex digits), \z, \Z, \X, \R, \K, \G, \N, \O, \k, \g (absent or other meanings)
+_UNSUPPORTED_ESCAPES = frozenset("wWbBhHzZXRKGNOkgy")
+# with case folding onig also matches multi-character folds ('ss' matches 'ß'), and its 'i' does
+# not match 'İ' where `regex`'s does (a class may hold an i): such scopes are refused
+_FOLD_RISKS = ("ss", "st", "ff", "fi", "fl", "i", "[")
+
+
+def regex_difference(source: str) -> str | None:
+    r"""Why labkit's ``regex`` would not find what tokenizers' Oniguruma finds with this
+    pattern, or None (then :func:`pattern_matches` finds the same spans).
+
+    Example:
+        >>> regex_difference(r"\s+|\p{L}+") is None, regex_difference(r"\w+")
+        (True, "escape \\w (Oniguruma's meaning differs)")
+    """
+    i = 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\" and i + 1 < len(source):
+            if source[i + 1] in _UNSUPPORTED_ESCAPES:
+                return f"escape \\{source[i + 1]} (Oniguruma's meaning differs)"
+            i += 2
+            continue
+        if source.startswith("[:", i) or source.startswith("&&", i):
+            return f"{source[i:i + 2]!r} (POSIX classes and class intersections differ)"
+        i += 1
+    for scope in _case_insensitive_scopes(source):
+        folded = scope.lower()
+        if not scope.isascii() or "\\p" in folded or any(pair in folded for pair in _FOLD_RISKS):
+            return f"case-insensitive {scope[:30]!r} (non-ASCII text, properties or multi-character folds)"
+    try:
+        regex.compile(_onig_source(source), regex.MULTILINE)
+    except regex.error as exc:
+        return f"Python's regex does not compile it ({exc})"
+    return None
+
+
+def _case_insensitive_scopes(source: str) -> list[str]:
+    r"""The parts of a pattern an inline ``i`` flag covers: ``(?i:...)`` to its closing
+    parenthesis, ``(?i)`` to the end.
+
+    Example:
+        >>> _case_insensitive_scopes(r"(?i:'s|'t)|\p{L}+"), _case_insensitive_scopes("a(?i)b")
+        (["'s|'t)"], ['b'])
+    """
+    scopes = []
+    for match in regex.finditer(r"\(\?([a-zA-Z-]*)([:)])", source):
+        flags = match.group(1).split("-")[0]
+        if "i" not in flags:
+            continue
+        if match.group(2) == ")":
+            scopes.append(source[match.end():])
+            continue
+        depth, i = 1, match.end()
+        while i < len(source) and depth:
+            if source[i] == "\\":
+                i += 2
+                continue
+            depth += {"(": 1, ")": -1}.get(source[i], 0)
+            i += 1
+        scopes.append(source[match.end():i])
+    return scopes
+
+
 def _onig_source(source: str) -> str:
     """The pattern for `regex` with MULTILINE: ``^`` outside a class must not match at the very
     end after a final newline (Oniguruma's does not)."""

@@ -96,7 +96,29 @@ def check_components(doc: dict, source: str) -> None:
                 try:
                     regex.compile(text)
                 except regex.error as exc:
-                    raise FormatError(f"{source}: {kind} {name} regex {text[:60]!r} does not compile ({exc})") from None
+                    # an escape only Oniguruma knows (\z, \G): tokenizers serves it, labkit's engine refuses it
+                    if not ("bad escape" in str(exc) and _oniguruma_compiles(text)):
+                        raise FormatError(f"{source}: {kind} {name} regex {text[:60]!r} does not compile ({exc})") from None
+
+
+def _oniguruma_compiles(text: str) -> bool:
+    r"""Whether tokenizers' Oniguruma compiles this pattern (False when tokenizers is absent).
+
+    Example:
+        >>> _oniguruma_compiles(r".\z"), _oniguruma_compiles("(unclosed")
+        (True, False)
+    """
+    try:
+        from tokenizers import Regex
+    except ImportError:
+        return False
+    try:
+        Regex(text)
+    except BaseException as exc:  # an Exception, or a Rust panic (a BaseException)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return False
+    return True
 
 
 def _short(value: Any) -> str:
@@ -231,4 +253,9 @@ def pipeline_refusal(doc: dict) -> str | None:
         for part in flatten(doc.get(kind_name), kind_name):
             if part.get("type") not in implemented:
                 return f"{kind_name} {_describe(part)}"
+            pattern = part.get("pattern")
+            if part.get("type") in ("Split", "Replace") and isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+                why = hf_normalize.regex_difference(pattern["Regex"])
+                if why:  # Oniguruma and `regex` would find different matches
+                    return f"{kind_name} {part['type']} regex {_short(pattern['Regex'])}: {why}"
     return None
