@@ -151,7 +151,21 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
         kinds = ["unused", "ties", "control", "user_defined", "escape_whitespaces", "dummy_prefix", "extra_ws"]
         for kind in edit_rng.sample(kinds, edit_rng.randint(1, 3)):
             edits[kind] = edit_rng.randint(0, 2**31)
+    # a second family of edits, drawn apart so that the seeds above keep their meaning
+    more_rng = random.Random(seed * 104729 + 3)
+    if more_rng.random() < 0.4:
+        for kind in more_rng.sample(MORE_EDITS, more_rng.randint(1, 3)):
+            edits[kind] = more_rng.randint(0, 2**31)
     return options, edits
+
+
+# edits a user's file may hold that training does not write (see edit_proto)
+MORE_EDITS = ["add_pieces", "shuffle_scores", "suffix", "ws_only", "drop_charsmap", "denorm_flags", "unk_surface",
+              "model_type"]
+# spellings of pieces appended to a trained model: words, runs of '▁', '▁' inside, digits,
+# CJK, a character that training saw, text that collides with byte and special spellings
+_ADDED_PIECES = ("▁the▁", "▁▁", "▁▁▁", "of▁the", "e▁t", "語語", "日本", "123", "4", "▁1", "the", "ing▁",
+                 "<0x41>", "<s>x", "x</s>", "\u2047", "\t", "\u00a0", "a\u0301", "é", "▁é", "⁇", "🙂", "▁🙂🙂")
 
 
 # ----------------------------------------------------------------------------- proto editing
@@ -222,8 +236,13 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
     """Apply proto edits (kind -> seed) to a serialised ModelProto.
 
     Kinds: ``unused`` / ``control`` / ``user_defined`` retype a few ordinary pieces,
-    ``ties`` gives runs of pieces one score, ``escape_whitespaces`` / ``dummy_prefix`` /
-    ``extra_ws`` flip that normaliser flag.
+    ``ties`` gives runs of pieces one score, ``shuffle_scores`` permutes the scores of some,
+    ``add_pieces`` appends pieces of any type (:data:`_ADDED_PIECES`), ``escape_whitespaces``
+    / ``dummy_prefix`` / ``extra_ws`` flip that normaliser flag (``denorm_flags`` one of the
+    denormaliser's), ``suffix`` / ``ws_only`` flip the trainer spec's
+    treat_whitespace_as_suffix / allow_whitespace_only_pieces, ``unk_surface`` sets it,
+    ``drop_charsmap`` removes the normaliser's precompiled charsmap, ``model_type`` serves a
+    unigram vocabulary as BPE or a BPE one as unigram.
 
     Example:
         >>> from labkit.paths import data_path
@@ -254,13 +273,58 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
                 score = next((v for f, w, v in parsed[run[0]] if f == 2), struct.pack("<f", 0.0))
                 for i in run:
                     parsed[i] = _set_field(parsed[i], 2, 5, score)
-        elif kind in ("escape_whitespaces", "dummy_prefix", "extra_ws"):
-            field = {"dummy_prefix": 3, "extra_ws": 4, "escape_whitespaces": 5}[kind]
+        elif kind in ("escape_whitespaces", "dummy_prefix", "extra_ws", "denorm_flags"):
+            field = {"dummy_prefix": 3, "extra_ws": 4, "escape_whitespaces": 5}.get(kind) or rng.choice((3, 4, 5))
+            spec_field = 5 if kind == "denorm_flags" else 3
             for index, (f, w, v) in enumerate(top):
-                if f == 3 and w == 2:
+                if f == spec_field and w == 2:
                     spec = _records(v)
                     current = next((val for fld, _, val in spec if fld == field), 1)
-                    top[index] = (3, 2, _write(_set_field(spec, field, 0, 0 if current else 1)))
+                    top[index] = (spec_field, 2, _write(_set_field(spec, field, 0, 0 if current else 1)))
+        elif kind in ("suffix", "ws_only", "unk_surface"):
+            for index, (f, w, v) in enumerate(top):
+                if f == 2 and w == 2:
+                    spec = _records(v)
+                    if kind == "unk_surface":
+                        surface = rng.choice(["", " ", "<?>", "\u2047", "▁x▁", "UNK "])
+                        spec = _set_field(spec, 44, 2, surface.encode("utf-8"))
+                    else:
+                        field = 24 if kind == "suffix" else 26
+                        current = next((val for fld, _, val in spec if fld == field), 0)
+                        spec = _set_field(spec, field, 0, 0 if current else 1)
+                    top[index] = (2, 2, _write(spec))
+        elif kind == "model_type":
+            # a unigram vocabulary served as BPE or the other way round (scores read as they are)
+            for index, (f, w, v) in enumerate(top):
+                if f == 2 and w == 2:
+                    spec = _records(v)
+                    current = next((val for fld, _, val in spec if fld == 3), 1)
+                    if current in (1, 2):
+                        top[index] = (2, 2, _write(_set_field(spec, 3, 0, 3 - current)))
+        elif kind == "drop_charsmap":
+            for index, (f, w, v) in enumerate(top):
+                if f == 3 and w == 2:
+                    top[index] = (3, 2, _write([r for r in _records(v) if r[0] != 2]))
+        elif kind == "shuffle_scores" and normal:
+            chosen = rng.sample(normal, min(len(normal), rng.randint(2, 40)))
+            scores = [next((v for f, w, v in parsed[i] if f == 2), struct.pack("<f", 0.0)) for i in chosen]
+            rng.shuffle(scores)
+            for i, score in zip(chosen, scores):
+                parsed[i] = _set_field(parsed[i], 2, 5, score)
+        elif kind == "add_pieces":
+            existing = {next((v for f, w, v in parsed[i] if f == 1), b"").decode("utf-8") for i in pieces}
+            added = []
+            for spelling in rng.sample(_ADDED_PIECES, rng.randint(1, 6)):
+                if spelling in existing:
+                    continue
+                existing.add(spelling)
+                code = rng.choice((1, 1, 1, 3, 4, 5))
+                score = 0.0 if code == 4 else rng.uniform(-12.0, 0.0)
+                added.append([(1, 2, spelling.encode("utf-8")), (2, 5, struct.pack("<f", score))]
+                             + ([(3, 0, code)] if code != 1 else []))
+            last = max(pieces) if pieces else -1
+            for offset, record in enumerate(added, 1):
+                top.insert(last + offset, (1, 2, _write(record)))
     for i in pieces:
         top[i] = (1, 2, _write(parsed[i]))
     return _write(top)
@@ -313,15 +377,24 @@ def train_random(seed: int, folder: Path) -> Path:
     options = {**_BASE, **options}
     for key in ("normalization_rule_tsv", "denormalization_rule_tsv"):
         if key in options:
+            # sentencepiece refuses a rule that maps text to itself ("Identity conversion")
+            lines = [line for line in options[key].splitlines() if line.split("\t")[0] != line.split("\t")[-1]]
             rules = folder / f"{key}.tsv"
-            rules.write_text(options[key], encoding="utf-8")
+            rules.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             options[key] = str(rules)
-    blob = io.BytesIO()
-    try:
-        sentencepiece.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_writer=blob, **options)
-    except (RuntimeError, ValueError, OSError) as exc:
-        raise Skipped(f"training refused: {str(exc).splitlines()[0][:200]}") from None
-    data = blob.getvalue()
+    data = None
+    for attempt in range(2):
+        blob = io.BytesIO()
+        try:
+            sentencepiece.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_writer=blob, **options)
+        except (RuntimeError, ValueError, OSError) as exc:
+            message = str(exc)
+            if attempt == 0 and "smaller than required_chars" in message and options["model_type"] in ("unigram", "bpe"):
+                options["vocab_size"] = 800  # too small for the characters it must keep: once larger
+                continue
+            raise Skipped(f"training refused: {message.splitlines()[0][:200]}") from None
+        data = blob.getvalue()
+        break
     if edits:
         data = edit_proto(data, edits)
     try:
@@ -354,7 +427,8 @@ def random_texts(seed: int, symbols: list[str], count: int = 60) -> tuple[str, .
                 parts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4))))
         out.append("".join(parts))
     for symbol in symbols:
-        out += [symbol, f"a{symbol}b", f" {symbol} ", f"{symbol}{symbol}", f"1{symbol}2", f"\t{symbol}\n"]
+        out += [symbol, f"a{symbol}b", f" {symbol} ", f"{symbol}{symbol}", f"1{symbol}2", f"\t{symbol}\n",
+                f"  {symbol}", f"{symbol}  ", f"▁{symbol}▁", f"{symbol}\u3000x", f"x {symbol}  {symbol} y"]
     return tuple(dict.fromkeys(out))
 
 
@@ -389,6 +463,8 @@ def random_spm_case(seed: int) -> ConfigCase:
     options, edits = draw_options(seed)
     symbols = [*options.get("user_defined_symbols", ()), *options.get("control_symbols", ())]
     specials = ("<s>", "</s>", "<unk>", *symbols)
+    if "add_pieces" in edits:  # the spellings an edit may append, in context too
+        symbols += [p for p in _ADDED_PIECES if p not in symbols]
     components = (("model_type", options["model_type"]), ("seed", str(seed)))
     return ConfigCase(
         name=f"spm-random/{seed}", family="spm-random", components=components,
