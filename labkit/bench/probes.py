@@ -75,7 +75,7 @@ def steps_beside(fn: Callable[[], object]) -> int:
     return moved
 
 
-def lets_others_run(fn: Callable[[], object], tries: int = 8) -> bool:
+def lets_others_run(fn: Callable[[], object], tries: int = 16) -> bool:
     """True once :func:`steps_beside` sees another thread move during ``fn()``, trying up to
     ``tries`` times: on a busy machine the counter thread may get no CPU in a short release,
     so one still counter proves nothing, while a pure-Python call never moves it.

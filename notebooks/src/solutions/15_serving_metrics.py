@@ -52,7 +52,7 @@ def cold_encode():
     qwen.encode(TEXT[:60_000])
 
 long_word = bpe.byte_parts(("abcdefgh" * 600).encode())
-moved = {  # up to 8 runs each: a busy machine may give the counter no CPU in one short release
+moved = {  # up to 16 runs each: a busy machine may give the counter no CPU in one short release
     "encode (cold)": lets_others_run(cold_encode),
     "regex split alone": lets_others_run(lambda: list(qwen.pre.split_normalized(TEXT[:60_000]))),
     "merge loop alone": lets_others_run(lambda: bpe.bpe_heap(long_word, qwen.rank)),
