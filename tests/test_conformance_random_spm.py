@@ -13,11 +13,12 @@ import pytest
 import sentencepiece
 
 import labkit
-from labkit.conformance.random_spm import draw_options, parse_seeds, run_seeds, set_piece_types
+from labkit.conformance.random_spm import append_pieces, draw_options, parse_seeds, run_seeds, set_piece_types
+from labkit.core import LabkitError
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
 
-CONTROL, UNUSED = 3, 5
+NORMAL, CONTROL, UNUSED, BYTE = 1, 3, 5, 6
 
 
 def _train(folder: Path, name: str, **options) -> Path:
@@ -142,6 +143,60 @@ def test_empty_unk_surface_decodes_unknown_as_nothing(folder, model_type):
     assert _differences(path, ["x 語 y", "語語", "東京 done"]) == []
     tok = labkit.load(path, engine="labkit")
     assert tok.decode(tok.encode("x 語 y").ids) == "x  y"
+
+
+def _appended(path: Path, pieces, name: str) -> Path:
+    out = path.with_name(f"{path.stem}-{name}.model")
+    out.write_bytes(append_pieces(path.read_bytes(), pieces))
+    return out
+
+
+# root cause 7: sentencepiece's unigram, char and word models keep ordinary pieces and
+# reserved ones (control, unknown, byte) in two maps, so one spelling may be both; labkit
+# refused every repeated spelling at read ("sentencepiece refuses duplicates"), for every
+# engine, engine=None included, where sentencepiece 0.2.3 serves the model (unigram with a
+# NORMAL '<s>' appended: 'the e <s>' -> [9, 3, 5, 3, 400], the NORMAL '<s>' matched in text)
+@pytest.mark.parametrize("pieces", [[("<s>", -1.0, NORMAL)], [("<unk>", -3.0, NORMAL), ("e", -2.0, CONTROL)],
+                                    [("▁the", -1.0, CONTROL), ("</s>", -5.0, UNUSED)]])
+def test_unigram_spelling_both_ordinary_and_reserved_is_served_exactly(folder, pieces):
+    path = _appended(_train(folder, "unigram-dup", model_type="unigram"), pieces, "dup")
+    sentencepiece.SentencePieceProcessor(model_file=str(path))  # the reference loads it
+    assert _differences(path, ["the e <s>", "<s>x</s> <unk>", "the theme", "e", "<unk>"]) == []
+    assert labkit.load(path).engine == "labkit"
+
+
+def test_char_model_spelling_both_ordinary_and_reserved_falls_back_to_sentencepiece(folder):
+    path = _appended(_train(folder, "char-dup", model_type="char", vocab_size=80), [("e", -1.0, CONTROL)], "dup")
+    reference = SentencePieceReference(path)
+    tok = labkit.load(path)  # labkit has no char engine: engine=None serves it with sentencepiece
+    assert tok.engine == "sentencepiece"
+    for text in ["the e <s>", "eee"]:
+        assert tok.encode(text).ids == reference.encode(text, False)[0]
+
+
+def test_bpe_repeated_spelling_is_refused_as_sentencepiece_refuses_it(folder):
+    path = _appended(_train(folder, "bpe-dup", model_type="bpe"), [("<s>", -1.0, NORMAL)], "dup")
+    with pytest.raises(Exception):
+        sentencepiece.SentencePieceProcessor(model_file=str(path))
+    for engine in ("labkit", None):
+        with pytest.raises(LabkitError, match="BPE model keeps every spelling once"):
+            labkit.load(path, engine=engine)
+
+
+# what sentencepiece refuses at load, labkit refuses too (it served a BYTE piece without
+# byte_fallback, which sentencepiece rejects: 'byte piece ... is found although byte_fallback is false')
+def test_byte_pieces_sentencepiece_refuses_are_refused(folder):
+    plain = _train(folder, "unigram-plain", model_type="unigram")
+    stray = _appended(plain, [("<0x41>", 0.0, BYTE)], "stray-byte")
+    with pytest.raises(Exception):
+        sentencepiece.SentencePieceProcessor(model_file=str(stray))
+    with pytest.raises(LabkitError, match="byte_fallback is false"):
+        labkit.load(stray)
+    partial = _edited(_train(folder, "unigram-bytes", model_type="unigram", byte_fallback=True), {"<0x41>": NORMAL})
+    with pytest.raises(Exception):
+        sentencepiece.SentencePieceProcessor(model_file=str(partial))
+    with pytest.raises(LabkitError, match="255 of the 256 byte pieces"):
+        labkit.load(partial)
 
 
 def test_gguf_spm_bpe_still_finds_reserved_pieces():

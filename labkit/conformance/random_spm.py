@@ -161,7 +161,7 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 # edits a user's file may hold that training does not write (see edit_proto)
 MORE_EDITS = ["add_pieces", "shuffle_scores", "suffix", "ws_only", "drop_charsmap", "denorm_flags", "unk_surface",
-              "model_type"]
+              "model_type", "duplicate"]
 # spellings of pieces appended to a trained model: words, runs of '▁', '▁' inside, digits,
 # CJK, a character that training saw, text that collides with byte and special spellings
 _ADDED_PIECES = ("▁the▁", "▁▁", "▁▁▁", "of▁the", "e▁t", "語語", "日本", "123", "4", "▁1", "the", "ing▁",
@@ -242,7 +242,8 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
     denormaliser's), ``suffix`` / ``ws_only`` flip the trainer spec's
     treat_whitespace_as_suffix / allow_whitespace_only_pieces, ``unk_surface`` sets it,
     ``drop_charsmap`` removes the normaliser's precompiled charsmap, ``model_type`` serves a
-    unigram vocabulary as BPE or a BPE one as unigram.
+    unigram vocabulary as BPE or a BPE one as unigram, ``duplicate`` appends an ordinary copy
+    of a control/unknown piece's spelling or a control copy of an ordinary one.
 
     Example:
         >>> from labkit.paths import data_path
@@ -301,6 +302,26 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
                     current = next((val for fld, _, val in spec if fld == 3), 1)
                     if current in (1, 2):
                         top[index] = (2, 2, _write(_set_field(spec, 3, 0, 3 - current)))
+        elif kind == "duplicate":
+            # one spelling twice, once ordinary and once reserved (sentencepiece's unigram, char
+            # and word models load that; its BPE model refuses it, and the seed is skipped)
+            reserved = [i for i in pieces if ptype(i) in (2, 3)]
+            appended = []
+            for _ in range(rng.randint(1, 4)):
+                if reserved and rng.random() < 0.5:
+                    source, code = rng.choice(reserved), rng.choice((1, 1, 5))
+                elif normal:
+                    source, code = rng.choice(normal), 3
+                else:
+                    continue
+                spelling = next((v for f, w, v in parsed[source] if f == 1), b"")
+                appended.append([(1, 2, spelling), (2, 5, struct.pack("<f", rng.uniform(-12.0, 0.0)))]
+                                + ([(3, 0, code)] if code != 1 else []))
+            seen = set()
+            appended = [r for r in appended if (r[0][2], len(r)) not in seen and not seen.add((r[0][2], len(r)))]
+            last = max(pieces) if pieces else -1
+            for offset, record in enumerate(appended, 1):
+                top.insert(last + offset, (1, 2, _write(record)))
         elif kind == "drop_charsmap":
             for index, (f, w, v) in enumerate(top):
                 if f == 3 and w == 2:
@@ -356,6 +377,24 @@ def set_piece_types(blob: bytes, types: dict[str, int]) -> bytes:
     if missing:
         raise KeyError(f"no such pieces: {sorted(missing)}")
     return _write(top)
+
+
+def append_pieces(blob: bytes, pieces: list[tuple[str, float, int]]) -> bytes:
+    """Append (piece, score, type) records after a serialised ModelProto's last piece.
+
+    Example:
+        >>> import sentencepiece
+        >>> from labkit.paths import data_path
+        >>> blob = append_pieces(data_path("sentencepiece/botchan_en_unigram_1000.model").read_bytes(), [("<s>", -1.0, 1)])
+        >>> sp = sentencepiece.SentencePieceProcessor(model_proto=blob)
+        >>> sp.get_piece_size(), sp.id_to_piece(1000)
+        (1001, '<s>')
+    """
+    top = _records(blob)
+    last = max((i for i, r in enumerate(top) if r[0] == 1), default=-1)
+    records = [(1, 2, _write([(1, 2, piece.encode("utf-8")), (2, 5, struct.pack("<f", score))]
+                             + ([(3, 0, kind)] if kind != 1 else []))) for piece, score, kind in pieces]
+    return _write(top[:last + 1] + records + top[last + 1:])
 
 
 # ----------------------------------------------------------------------------- cases

@@ -269,6 +269,57 @@ def parse_model_proto(data: bytes, source: str = "<bytes>") -> dict[str, Any]:
 # ----------------------------------------------------------------------------- to VocabData
 
 
+# sentencepiece keeps two piece -> id maps: one for the pieces text can be cut into (NORMAL,
+# USER_DEFINED, UNUSED), one for the reserved ones (CONTROL, UNKNOWN, BYTE)
+_MATCHABLE_TYPES = (TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED)
+
+
+def _duplicate_rule(model_type: int) -> str:
+    if model_type == SPM_BPE:
+        return "its BPE model keeps every spelling once"
+    return "a spelling may be one ordinary and one control/unknown/byte piece, not twice either"
+
+
+def duplicate_clash(tokens, types, model_type: int) -> tuple[int, int] | None:
+    """The first (index, earlier index) of a repeated spelling sentencepiece 0.2.3 refuses,
+    None if it loads the model: its unigram, char and word models keep the two maps apart, so
+    one spelling may be both an ordinary piece and a reserved one (a NORMAL ``<s>`` beside the
+    CONTROL one); its BPE model refuses any repeat ("... is already defined").
+
+    Example:
+        >>> duplicate_clash(["<unk>", "<s>", "<s>"], [2, 3, 1], SPM_UNIGRAM), duplicate_clash(["<unk>", "<s>", "<s>"], [2, 3, 1], SPM_BPE)
+        (None, (2, 1))
+    """
+    seen: dict[tuple[str, bool], int] = {}
+    for index, (piece, kind) in enumerate(zip(tokens, types)):
+        group = True if model_type == SPM_BPE else kind in _MATCHABLE_TYPES
+        if (piece, group) in seen:
+            return index, seen[(piece, group)]
+        seen[(piece, group)] = index
+    return None
+
+
+def _check_byte_pieces(tokens, types, byte_fallback: bool, source: str) -> None:
+    """Refuse what sentencepiece refuses at load (model_interface.cc InitializePieces): a BYTE
+    piece without byte_fallback, a BYTE piece not spelled ``<0xNN>`` (upper-case hex), and
+    byte_fallback without all 256 byte pieces."""
+    found = set()
+    for index, (piece, kind) in enumerate(zip(tokens, types)):
+        if kind != TOKEN_BYTE:
+            continue
+        if not byte_fallback:
+            raise FormatError(f"{source}: piece #{index} {piece!r} is a BYTE piece but trainer_spec.byte_fallback is false; "
+                              "sentencepiece refuses such a model")
+        value = int(piece[3:5], 16) if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">") \
+            and all(c in "0123456789ABCDEF" for c in piece[3:5]) else None
+        if value is None:
+            raise FormatError(f"{source}: piece #{index} {piece!r} is a BYTE piece not spelled <0xNN>; sentencepiece refuses it")
+        found.add(value)
+    if byte_fallback and len(found) != 256:
+        raise FormatError(f"{source}: trainer_spec.byte_fallback is true but the model has {len(found)} of the 256 byte "
+                          "pieces; sentencepiece refuses such a model")
+
+
 def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
     """Turn a parsed ModelProto into VocabData (model "unigram" or "spm_bpe").
 
@@ -292,16 +343,16 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
         name = _MODEL_TYPE_NAMES.get(model_type, f"type {model_type}")
         raise FormatError(f"{source}: SentencePiece model type {name!r} is not supported (labkit reads unigram, bpe, word and char)")
     tokens = [p for p, _, _ in pieces]
-    if len(set(tokens)) != len(tokens):
-        # sentencepiece refuses such a model ("piece is already defined")
-        seen: dict[str, int] = {}
-        for index, piece in enumerate(tokens):
-            if piece in seen:
-                raise FormatError(f"{source}: piece #{index} {piece!r} repeats piece #{seen[piece]}; sentencepiece refuses duplicates")
-            seen[piece] = index
     scores = [s for _, s, _ in pieces]
     types = [t for _, _, t in pieces]
+    if len(set(tokens)) != len(tokens):
+        clash = duplicate_clash(tokens, types, model_type)
+        if clash is not None:
+            index, first = clash
+            raise FormatError(f"{source}: piece #{index} {tokens[index]!r} repeats piece #{first}; sentencepiece refuses "
+                              f"such a duplicate ({_duplicate_rule(model_type)})")
     n = len(tokens)
+    _check_byte_pieces(tokens, types, bool(trainer["byte_fallback"]), source)
     unknown_ids = [i for i, t in enumerate(types) if t == TOKEN_UNKNOWN]
     if len(unknown_ids) != 1:
         raise FormatError(f"{source}: a SentencePiece model needs exactly one UNKNOWN piece, found {len(unknown_ids)}")
@@ -504,7 +555,7 @@ def write_model_proto(vocab: VocabData) -> bytes:
     if not vocab.tokens:
         raise FormatError(f"{vocab.name}: no tokens to write")
     types, keep = _types_with_one_unknown(vocab)
-    out = bytearray(_pieces_records(vocab, types))
+    out = bytearray(_pieces_records(vocab, types, model_type))
     out += _len_record(2, _write_message(_trainer_spec(vocab, model_type, keep), TRAINER_FIELDS))
     out += _len_record(3, _write_message(_normalizer_spec(vocab), NORMALIZER_FIELDS))
     denorm = vocab.metadata.get("denormalizer_spec") if vocab.format == "spm_model" else None
@@ -534,20 +585,22 @@ def _types_with_one_unknown(vocab: VocabData) -> tuple[list[int], int]:
     return types, keep
 
 
-def _pieces_records(vocab: VocabData, types: list[int]) -> bytes:
-    """One ``pieces`` record (text, score, type) per token; empty or repeated pieces refused."""
+def _pieces_records(vocab: VocabData, types: list[int], model_type: int) -> bytes:
+    """One ``pieces`` record (text, score, type) per token; empty pieces, and repeats
+    sentencepiece would refuse (:func:`duplicate_clash`), refused."""
     n = len(vocab.tokens)
     scores = vocab.scores if vocab.scores is not None else [0.0] * n
     if len(scores) != n:
         raise FormatError(f"{vocab.name}: tokens, types and scores differ in length")
-    seen: set[str] = set()
+    clash = duplicate_clash(vocab.tokens, types, model_type) if len(set(vocab.tokens)) != n else None
+    if clash is not None:
+        index = clash[0]
+        raise FormatError(f"{vocab.name}: token #{index} {vocab.tokens[index]!r} appears twice; sentencepiece rejects "
+                          f"such a duplicate ({_duplicate_rule(model_type)})")
     out = bytearray()
     for index, (piece, score, ptype) in enumerate(zip(vocab.tokens, scores, types)):
         if not piece:
             raise FormatError(f"{vocab.name}: token #{index} is empty; sentencepiece rejects empty pieces")
-        if piece in seen:
-            raise FormatError(f"{vocab.name}: token #{index} {piece!r} appears twice; sentencepiece rejects duplicates")
-        seen.add(piece)
         body = _len_record(1, piece.encode("utf-8")) + _key(2, _FIXED32) + struct.pack("<f", float(score))
         if ptype != TOKEN_NORMAL:
             body += _key(3, _VARINT) + _varint(ptype)
