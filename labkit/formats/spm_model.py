@@ -357,17 +357,24 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
     if len(unknown_ids) != 1:
         raise FormatError(f"{source}: a SentencePiece model needs exactly one UNKNOWN piece, found {len(unknown_ids)}")
 
+    # sentencepiece ignores trainer_spec's *_id fields at load: its special ids are the pieces
+    # spelled like trainer_spec's *_piece fields (empty: the default spelling), looked up
+    # reserved pieces first, kept only when of the right type (bos_id(), eos_id(), pad_id():
+    # CONTROL; unk_id(): UNKNOWN); encoding writes the UNKNOWN piece whatever its spelling
+    reserved_index: dict[str, int] = {}
+    ordinary_index: dict[str, int] = {}
+    for index, (piece, kind) in enumerate(zip(tokens, types)):
+        (ordinary_index if kind in _MATCHABLE_TYPES else reserved_index).setdefault(piece, index)
+
     def special(name: str) -> tuple[str | None, int | None]:
-        index = trainer[f"{name}_id"]
-        if index < 0:
+        spelling = trainer.get(f"{name}_piece") or TRAINER_DEFAULTS[f"{name}_piece"]
+        index = reserved_index.get(spelling, ordinary_index.get(spelling))
+        if index is None or types[index] != TOKEN_CONTROL:
             return None, None
-        if index >= n:
-            raise FormatError(f"{source}: trainer_spec.{name}_id = {index} is outside the vocabulary (0..{n - 1})")
         return tokens[index], index
 
-    (unk, unk_id), (bos, bos_id), (eos, eos_id), (pad, pad_id) = (special(k) for k in ("unk", "bos", "eos", "pad"))
-    if unk_id is not None and unk_id != unknown_ids[0]:
-        raise FormatError(f"{source}: trainer_spec.unk_id = {unk_id} but the UNKNOWN piece is #{unknown_ids[0]}")
+    unk, unk_id = tokens[unknown_ids[0]], unknown_ids[0]
+    (bos, bos_id), (eos, eos_id), (pad, pad_id) = (special(k) for k in ("bos", "eos", "pad"))
     specials = SpecialTokens(
         bos=bos, eos=eos, unk=unk, pad=pad, bos_id=bos_id, eos_id=eos_id, unk_id=unk_id, pad_id=pad_id,
         eos_ids=(eos_id,) if eos_id is not None else (),
