@@ -34,12 +34,20 @@ class AddedTokenSplitter:
         [(0, 1, None), (1, 14, 50256), (14, 15, None)]
     """
 
-    def __init__(self, added: Sequence[AddedToken]):
+    def __init__(self, added: Sequence[AddedToken], *, normalized_second: bool = False):
         self.by_content = {a.content: a for a in added if a.content}
-        self._patterns = {}
+        # tokenizers (normalized_second): the tokens matched on the raw text first, then the
+        # normalized ones in the stretches left between them; otherwise one pass for all
+        groups = ([a for a in self.by_content.values() if not a.normalized],
+                  [a for a in self.by_content.values() if a.normalized]) if normalized_second else (list(self.by_content.values()),)
+        self._passes = {}
         for parse_special in (True, False):
-            spellings = [a.content for a in self.by_content.values() if parse_special or not a.special]
-            self._patterns[parse_special] = regex.compile(trie_pattern(spellings)) if spellings else None
+            patterns = []
+            for group in groups:
+                spellings = [a.content for a in group if parse_special or not a.special]
+                if spellings:
+                    patterns.append(regex.compile(trie_pattern(spellings)))
+            self._passes[parse_special] = patterns
 
     def split(self, text: str, parse_special: bool = True) -> list[tuple[int, int, int | None]]:
         """Segments (start, end, id) covering ``text``; id is None for ordinary text.
@@ -47,9 +55,21 @@ class AddedTokenSplitter:
         lstrip/rstrip added tokens absorb neighbouring whitespace (HF semantics);
         single_word ones only match when not inside a word.
         """
-        pattern = self._patterns[parse_special]
-        if pattern is None or not text:
-            return [(0, len(text), None)] if text else []
+        if not text:
+            return []
+        segments: list[tuple[int, int, int | None]] = [(0, len(text), None)]
+        for pattern in self._passes[parse_special]:
+            out: list[tuple[int, int, int | None]] = []
+            for start, end, token_id in segments:
+                if token_id is not None:
+                    out.append((start, end, token_id))
+                else:  # a stretch no earlier pass matched: searched as a text of its own
+                    out.extend((start + s, start + e, i) for s, e, i in self._split_one(text[start:end], pattern))
+            segments = out
+        return segments
+
+    def _split_one(self, text: str, pattern) -> list[tuple[int, int, int | None]]:
+        """One pass of tokenizers' find_matches over ``text``."""
         segments: list[tuple[int, int, int | None]] = []
         cursor = 0
         pos = 0
@@ -58,22 +78,26 @@ class AddedTokenSplitter:
             if match is None:
                 break
             start, end = match.span()
+            pos = end  # tokenizers' automaton goes on after the match, kept or not, stripped or not
             token = self.by_content[match.group()]
             if token.single_word and (
                 (start > 0 and _is_word_char(text[start - 1])) or (end < len(text) and _is_word_char(text[end]))
             ):
-                pos = start + 1
                 continue
             if token.lstrip:  # whitespace as tokenizers tests it (White_Space, not str.isspace)
-                while start > cursor and is_whitespace(text[start - 1]):
+                while start > 0 and is_whitespace(text[start - 1]):
                     start -= 1
+                start = max(start, cursor)  # not into what the previous match took
             if token.rstrip:
+                # the spaces are absorbed, but a next match may start inside them (its segment
+                # then overlaps this one, as tokenizers' find_matches gives it)
                 while end < len(text) and is_whitespace(text[end]):
                     end += 1
             if start > cursor:
                 segments.append((cursor, start, None))
-            segments.append((start, end, token.id))
-            cursor = pos = end
+            if end > start:  # tokenizers drops an empty piece, token or not
+                segments.append((start, end, token.id))
+            cursor = end
         if cursor < len(text):
             segments.append((cursor, len(text), None))
         return segments

@@ -53,7 +53,8 @@ class LabkitTokenizer(Tokenizer):
 
     def __init__(self, vocab: VocabData):
         super().__init__(vocab, backend=None)
-        self.splitter = AddedTokenSplitter(vocab.added_tokens)
+        # a tokenizer.json's normalized added tokens are matched after the others, as tokenizers does
+        self.splitter = AddedTokenSplitter(vocab.added_tokens, normalized_second=vocab.format == "hf_json")
 
     # -- to implement --------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:

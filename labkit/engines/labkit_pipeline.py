@@ -182,7 +182,8 @@ class PipelineTokenizer(Tokenizer):
         for start, end, token in self.added.find(text, self.added.raw, parse_special):
             piece = whole.slice(start, end)
             if token is not None:
-                out.append((piece, token))
+                if piece.text:  # tokenizers drops an empty piece, token or not (an lstrip clipped to nothing)
+                    out.append((piece, token))
                 continue
             piece = normalize(piece, self.normalizer)
             for s, e, found in self.added.find(piece.text, self.added.normalized, parse_special):
