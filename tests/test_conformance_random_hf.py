@@ -111,6 +111,17 @@ def test_family_engines_match_added_tokens_as_tokenizers(tmp_path, base, parts, 
 _BYTE_PARTS = dict(pre_tokenizer=byte_level(), decoder=byte_level())
 
 
+def test_byte_level_engine_without_nfc_does_not_normalize(tmp_path):
+    # a Qwen2-shaped Split without the NFC normaliser: labkit's byte-level engine took NFC from
+    # its table entry for the Qwen2 regex, so '\u2000' became '\u2002' (random seed 104: ids
+    # [158, 222, 224] where tokenizers gives [158, 222, 222])
+    from labkit.conformance.hf_json_configs import QWEN2_SPLIT
+
+    pre = {"type": "Sequence", "pretokenizers": [split(QWEN2_SPLIT, "Isolated"), byte_level(use_regex=False)]}
+    path = _write(tmp_path, build_json("byte", pre_tokenizer=pre, decoder=byte_level()))
+    assert _differences(path, ["\u2000", "\u212b x", "cafe\u0301 e\u0301"], engine="ByteLevelBPE") == []
+
+
 @pytest.mark.parametrize("base,parts,engine", [("byte", _BYTE_PARTS, "ByteLevelBPE"),
                                                ("wordlevel", dict(pre_tokenizer=node("WhitespaceSplit")), "PipelineTokenizer")])
 def test_an_added_token_clipped_to_nothing_is_dropped(tmp_path, base, parts, engine):
@@ -119,6 +130,23 @@ def test_an_added_token_clipped_to_nothing_is_dropped(tmp_path, base, parts, eng
     # [401, 401, 87] where tokenizers gives [401, 87] (random seeds 31 and 196)
     path = _write(tmp_path, build_json(base, added_tokens=[added("\xa0", lstrip=True, rstrip=True)], **parts))
     assert _differences(path, ["\xa0\xa0x", "x\xa0\xa0\xa0y", "\xa0"], engine=engine) == []
+
+
+def test_a_special_token_that_is_also_a_model_token_is_still_merged(tmp_path):
+    # 'Ġthe' added as a special token keeps its model id; tokenizers' BPE still merges ' the' into
+    # it, labkit's byte-level engine left it out of its merge table: 'let the house' gave
+    # ['Ġ', 't', 'h', 'e'] where tokenizers gives ['Ġthe'] (random seed 126)
+    path = _write(tmp_path, build_json("byte", added_tokens=[added("Ġthe")], **_BYTE_PARTS))
+    assert json.loads(path.read_text())["added_tokens"][-1]["id"] < 400  # a model id
+    assert _differences(path, ["let the house", "the theme", "Ġthe"], engine="ByteLevelBPE") == []
+
+
+def test_byte_level_engine_aligns_nfc_as_tokenizers(tmp_path):
+    # NFC reorders the marks of 'Ġ\u0327\u0323' (to 'Ģ\u0323\u0307'); tokenizers aligns the two
+    # marks to (2, 3), labkit's byte-level engine gave (1, 2) and (2, 3) (random seeds 703, 852)
+    path = _write(tmp_path, build_json("byte", normalizer=node("NFC"), **_BYTE_PARTS))
+    texts = ["\u0120\u0327\u0323", "x\u00e8\u0327\u0323 y", "U\u0122\u0323\u0323\u0307\u0301\u0308of"]
+    assert _differences(path, texts, engine="ByteLevelBPE") == []
 
 
 def test_normalized_added_tokens_are_matched_after_the_others(tmp_path):
@@ -131,6 +159,25 @@ def test_normalized_added_tokens_are_matched_after_the_others(tmp_path):
               added("a\tb", special=True, lstrip=True, rstrip=True)]
     path = _write(tmp_path, build_json("byte", added_tokens=tokens, **_BYTE_PARTS))
     assert _differences(path, ["</s>\na\tb", "x </s> a\tb </s>"], engine="ByteLevelBPE") == []
+
+
+def test_added_only_tokens_are_not_bpe_results(tmp_path):
+    # with ignore_merges labkit's byte-level engine looked a whole word up among the added tokens
+    # too: 'wasworld' with 'was' (added, not in model.vocab) gave ['was', ...] where tokenizers'
+    # BPE, which does not know the added token, gives ['w', 'as', ...] (random seed 752)
+    path = _write(tmp_path, build_json("byte", model={"ignore_merges": True}, added_tokens=[
+        added("was", special=False, normalized=False, single_word=True), added("world", special=False)], **_BYTE_PARTS))
+    assert json.loads(path.read_text())["added_tokens"][0]["id"] >= 400  # not a model token
+    assert _differences(path, ["wasworld", "was world", "it was"], engine="ByteLevelBPE") == []
+
+
+def test_byte_level_decode_of_an_added_token_outside_the_byte_alphabet(tmp_path):
+    # tokenizers' ByteLevel decoder keeps a token whole as UTF-8 when any of its chars is not in
+    # the byte alphabet; labkit mapped the others char by char: '<s> naïve' (the space is not in
+    # the alphabet) decoded to '<s> na\ufffdve' where tokenizers gives '<s> naïve' (random seed 1166)
+    path = _write(tmp_path, build_json("byte", added_tokens=[added("<s> naïve"), added("ĠHi <x>", special=False)],
+                                       **_BYTE_PARTS))
+    assert _differences(path, ["x <s> naïve y", "ĠHi <x>"], engine="ByteLevelBPE") == []
 
 
 @pytest.mark.parametrize("pattern", [r"\s*", "a*", "x|", "^", "$", "^ ", " $", ""])

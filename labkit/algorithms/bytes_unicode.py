@@ -184,13 +184,17 @@ def try_gpt2_to_bytes(token: str) -> bytes | None:
 
 def decode_like_byte_level(token: str) -> bytes:
     """The bytes ``tokenizers``' ByteLevel decoder makes of any token, added ones included:
-    each char of the byte alphabet is its byte, any other char its UTF-8. So an added token
-    spelled ``'über'`` decodes to byte 0xFC + ``b'ber'`` (invalid UTF-8, shown as U+FFFD).
+    a token all of whose chars are in the byte alphabet is those bytes, any other token its
+    UTF-8, whole (a space, not in the alphabet, keeps even a ``Ġ`` beside it as it is). So an
+    added token spelled ``'über'`` decodes to byte 0xFC + ``b'ber'`` (invalid UTF-8, shown as
+    U+FFFD), and ``'<s> naïve'`` to its own text.
 
     Example:
         >>> from labkit.algorithms.bytes_unicode import decode_like_byte_level
-        >>> decode_like_byte_level("ĠHi <x>")
-        b' Hi <x>'
+        >>> decode_like_byte_level("ĠHi"), decode_like_byte_level("ĠHi <x>")
+        (b' Hi', b'\\xc4\\xa0Hi <x>')
+        >>> decode_like_byte_level("über"), decode_like_byte_level("<s> naïve").decode()
+        (b'\\xfcber', '<s> naïve')
 
     Introduced in notebook ``01_bytes_and_unicode``.
     """
@@ -198,10 +202,9 @@ def decode_like_byte_level(token: str) -> bytes:
     out = bytearray()
     for ch in token:
         value = table.get(ch)
-        if value is None:
-            out += ch.encode("utf-8", "replace")
-        else:
-            out.append(value)
+        if value is None:  # tokenizers' decoder keeps the whole token's UTF-8 then
+            return token.encode("utf-8", "replace")
+        out.append(value)
     return bytes(out)
 
 

@@ -34,6 +34,7 @@ from labkit.algorithms.bpe import (
 )
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bytes_unicode import char_spans, decode_like_byte_level, try_gpt2_to_bytes
+from labkit.algorithms.hf_normalize import Piece, unicode_form
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
     MODEL_BPE_BYTE,
@@ -85,14 +86,16 @@ class ByteLevelBPE(LabkitTokenizer):
                 self.id_bytes.append(token.encode("utf-8", "replace"))
                 continue
             self.id_bytes.append(raw)
-            if types[i] != TOKEN_CONTROL:
+            # a control token the reader gave bytes is also a model token (tokenizer.json: a
+            # special added token with its own id in model.vocab), which merges still make
+            if types[i] != TOKEN_CONTROL or token_bytes is not None:
                 self.bytes_id.setdefault(raw, i)
         for added in vocab.added_tokens:
             if 0 <= added.id < len(self.id_bytes):
                 raw = added.content.encode("utf-8", "replace")
                 # tokenizers' ByteLevel decoder maps an added token's byte-alphabet chars to bytes too
                 self.id_bytes[added.id] = decode_like_byte_level(added.content)
-                if not added.special and try_gpt2_to_bytes(added.content) is None:
+                if not added.special and try_gpt2_to_bytes(added.content) is None and vocab.format != "hf_json":
                     # a user-defined token stored as real text (GGUF writes MPT's whitespace runs
                     # with real spaces) is still what BPE makes when its bytes merge
                     self.bytes_id.setdefault(raw, added.id)
@@ -251,7 +254,13 @@ class ByteLevelBPE(LabkitTokenizer):
         mapping = None
         if self.nfc and not unicodedata.is_normalized("NFC", text):
             # only a text that NFC changes pays for the offset map
-            text, mapping = nfc_with_offsets(text)
+            if self.vocab.format == "hf_json":
+                # tokenizers' own alignment (its transform: decomposed, reordered, recomposed char by
+                # char), which differs from nfc_with_offsets' where marks are reordered: 'Ġ\u0327\u0323'
+                piece = unicode_form(Piece.of(text), "NFC")
+                text, mapping = piece.text, piece.align
+            else:
+                text, mapping = nfc_with_offsets(text)
         out: list[tuple[int, int, int]] = []
         append = out.append
         cache = self._cache

@@ -433,10 +433,13 @@ def _bpe_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: s
     if unk is not None:
         table.options["unk_token"] = unk
     if any(c.get("type") == "ByteLevel" for c in parts.pretokenizers + parts.decoders):
-        special_ids = {a.id for a in added if a.special}
-        table.token_bytes = [None if i in special_ids else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
-        if any(c.get("type") == "NFC" for c in parts.normalizers):
-            table.normalizer["nfc"] = True
+        # an added token the model does not have is never a BPE result (nor a whole-word lookup
+        # with ignore_merges); one that is also a model token (its id in model.vocab) still is
+        model_vocab = model["vocab"] if isinstance(model.get("vocab"), dict) else {}
+        added_only = {a.id for a in added if model_vocab.get(a.content) != a.id}
+        table.token_bytes = [None if i in added_only else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+        # said either way: without it the engine takes the NFC of the split's table entry (Qwen2's)
+        table.normalizer["nfc"] = any(c.get("type") == "NFC" for c in parts.normalizers)
         table.pre_name = _split_pre_name(parts.pretokenizers, bool(table.normalizer.get("nfc")))
     else:
         # SentencePiece-style BPE saved by tokenizers (Llama-2): scores follow merge order
