@@ -141,6 +141,18 @@ def test_a_special_token_that_is_also_a_model_token_is_still_merged(tmp_path):
     assert _differences(path, ["let the house", "the theme", "Ġthe"], engine="ByteLevelBPE") == []
 
 
+def test_wordpiece_engine_does_not_look_up_added_only_tokens(tmp_path):
+    # an added token outside model.vocab is not a WordPiece piece in tokenizers; labkit's WordPiece
+    # engine looked it up like one: '▁THE' (lowercased to '▁the') gave the added '▁the' where
+    # tokenizers gives [UNK] (random seed 276)
+    parts = dict(_BERT_PARTS, normalizer=node("BertNormalizer", clean_text=True, handle_chinese_chars=True,
+                                              strip_accents=None, lowercase=True))  # "▁THE" is looked up as "▁the"
+    path = _write(tmp_path, build_json("wordpiece", added_tokens=[added("▁the", special=False, normalized=False),
+                                                                   added("qqq", special=False, normalized=False)],
+                                       **parts))
+    assert _differences(path, ["▁THE", "▁the x", "QQQ qqq"], engine="WordPieceTokenizer") == []
+
+
 def test_byte_level_engine_aligns_nfc_as_tokenizers(tmp_path):
     # NFC reorders the marks of 'Ġ\u0327\u0323' (to 'Ģ\u0323\u0307'); tokenizers aligns the two
     # marks to (2, 3), labkit's byte-level engine gave (1, 2) and (2, 3) (random seeds 703, 852)

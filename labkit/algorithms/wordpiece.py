@@ -86,7 +86,8 @@ class WordPiece:
         """
         vocab: dict[str, int] = {}
         for index, token in enumerate(tokens):
-            vocab.setdefault(token, index)
+            if token is not None:  # None: an id the model does not look up
+                vocab.setdefault(token, index)
         return cls(vocab, **options)
 
     @classmethod
@@ -99,8 +100,12 @@ class WordPiece:
             100
         """
         options = vocab.options or {}
+        # tokenizer.json: an added token outside model.vocab is matched as an added token only,
+        # never by the model's longest-match lookup (tokenizers' WordPiece does not know it)
+        added_only = set(options.get("added_only_ids", ()))
+        tokens = [None if index in added_only else token for index, token in enumerate(vocab.tokens)]
         return cls.from_tokens(
-            vocab.tokens,
+            tokens,
             unk_token=options.get("unk_token") or vocab.specials.unk or "[UNK]",
             prefix=options.get("continuing_subword_prefix", "##"),
             max_input_chars_per_word=int(options.get("max_input_chars_per_word", 100)),

@@ -453,12 +453,14 @@ def _bpe_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: s
 def _wordpiece_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: str) -> _ModelTable:
     """WordPiece: vocab, unk, ## prefix, word length limit; BERT normaliser flags."""
     by_id = vocab_from_mapping(model.get("vocab"), source, "model.vocab")
+    added_only = sorted({a.id for a in added if by_id.get(a.id) != a.content})  # tokens the model does not have
     tokens, types = _dense_table(by_id, added, source)
     unk = expect(model.get("unk_token", "[UNK]"), str, source, "model.unk_token")
     prefix = expect(model.get("continuing_subword_prefix", "##"), str, source, "model.continuing_subword_prefix")
     limit = expect(model.get("max_input_chars_per_word", 100), int, source, "model.max_input_chars_per_word")
     table = _ModelTable("wordpiece", tokens, types, unk_id=tokens.index(unk) if unk in by_id.values() else None)
-    table.options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit)
+    table.options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit,
+                         added_only_ids=added_only)
     table.normalizer.update(lowercase=False, strip_accents=None, clean_text=False, handle_chinese_chars=False)
     for node in parts.normalizers:
         if node.get("type") == "BertNormalizer":
