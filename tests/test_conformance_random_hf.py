@@ -153,6 +153,34 @@ def test_wordpiece_engine_does_not_look_up_added_only_tokens(tmp_path):
     assert _differences(path, ["▁THE", "▁the x", "QQQ qqq"], engine="WordPieceTokenizer") == []
 
 
+@pytest.mark.parametrize("base,parts,engine", [("byte", _BYTE_PARTS, "ByteLevelBPE"),
+                                               ("wordpiece", _BERT_PARTS, "WordPieceTokenizer")])
+def test_template_eos_has_offsets_zero(tmp_path, base, parts, engine):
+    # TemplateProcessing gives the tokens it adds (0, 0); labkit's family engines gave an EOS
+    # (len, len): '$A [CLS]' gave (18, 18) where tokenizers gives (0, 0) (random seeds 35, 113)
+    doc = json.loads(build_json(base, added_tokens=[added("</s>")], **parts))
+    index = doc["added_tokens"][-1]["id"]
+    doc["post_processor"] = template("$A </s>", "$A </s> $B </s>", {"</s>": index})
+    path = _write(tmp_path, json.dumps(doc))
+    assert _differences(path, ["hello world", "x"], engine=engine) == []
+
+
+@pytest.mark.parametrize("base,parts,post", [
+    ("byte", _BYTE_PARTS, "two-before"),       # random seed 19: the family engine added neither token
+    ("wordpiece", _BERT_PARTS, "two-before"),
+    ("wordpiece", _BERT_PARTS, "trim"),        # a WordPiece engine that trimmed nothing
+])
+def test_framing_the_family_engines_cannot_add_goes_to_the_pipeline_engine(tmp_path, base, parts, post):
+    doc = json.loads(build_json(base, added_tokens=[added("<a>"), added("<b>")], **parts))
+    ids = {e["content"]: e["id"] for e in doc["added_tokens"]}
+    if post == "trim":
+        doc["post_processor"] = byte_level(trim_offsets=True)
+    else:
+        doc["post_processor"] = template("<a> <b> $A", "<a> $A $B", {"<a>": ids["<a>"], "<b>": ids["<b>"]})
+    path = _write(tmp_path, json.dumps(doc))
+    assert _differences(path, ["hello world", " x  y ", "<a> x"]) == []
+
+
 def test_byte_level_engine_aligns_nfc_as_tokenizers(tmp_path):
     # NFC reorders the marks of 'Ġ\u0327\u0323' (to 'Ģ\u0323\u0307'); tokenizers aligns the two
     # marks to (2, 3), labkit's byte-level engine gave (1, 2) and (2, 3) (random seeds 703, 852)

@@ -155,5 +155,7 @@ def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text
     if sp.add_bos and sp.bos_id is not None:
         ids, offsets = [sp.bos_id, *ids], [(0, 0), *offsets]
     if sp.add_eos and sp.eos_id is not None:
-        ids, offsets = [*ids, sp.eos_id], [*offsets, (text_length, text_length)]
+        # tokenizers' TemplateProcessing gives every special it adds (0, 0)
+        end = (0, 0) if vocab.format == "hf_json" else (text_length, text_length)
+        ids, offsets = [*ids, sp.eos_id], [*offsets, end]
     return ids, offsets

@@ -202,6 +202,36 @@ def _added_token_refusal(doc: dict) -> str | None:
     return None
 
 
+def _framing_refusal(doc: dict) -> str | None:
+    """labkit's family engines frame with one BOS and/or one EOS, or [CLS] ... [SEP], and trim
+    no offsets: a post-processor that does more is left to the component-by-component engine.
+
+    Example:
+        >>> single = [{"SpecialToken": {"id": "a"}}, {"SpecialToken": {"id": "b"}}, {"Sequence": {"id": "A"}}]
+        >>> _framing_refusal({"post_processor": {"type": "TemplateProcessing", "single": single, "special_tokens": {}}})
+        "post_processor TemplateProcessing adds 2 tokens before the text (labkit's family engines add one BOS/EOS)"
+    """
+    parts = flatten(doc.get("post_processor"), "post_processor")
+    framing = [p for p in parts if p.get("type") in ("TemplateProcessing", "BertProcessing", "RobertaProcessing")]
+    if len(framing) > 1:
+        return f"post_processor {' + '.join(_describe(p) for p in framing)}: more than one framing"
+    for part in parts:
+        kind = part.get("type")
+        if kind in ("ByteLevel", "RobertaProcessing") and part.get("trim_offsets", True):
+            return f"post_processor {kind}(trim_offsets=True) trims offsets"
+        if kind != "TemplateProcessing":
+            continue
+        pieces = part.get("single") or []
+        at = next((n for n, piece in enumerate(pieces) if isinstance(piece, dict) and "Sequence" in piece), len(pieces))
+        for where, count in (("before", at), ("after", len(pieces) - at - 1)):
+            if count > 1:
+                return f"post_processor TemplateProcessing adds {count} tokens {where} the text (labkit's family engines add one BOS/EOS)"
+        for name, entry in (part.get("special_tokens") or {}).items():
+            if not isinstance(entry, dict) or len(entry.get("ids") or []) != 1:
+                return f"post_processor TemplateProcessing special token {str(name)[:40]!r} is not one id"
+    return None
+
+
 def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str | None:
     """Why labkit's engine for ``family`` cannot serve this tokenizer.json exactly, or None.
 
@@ -215,9 +245,9 @@ def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str 
         "normalizer NFKC (labkit's WordPiece engine runs BERT's pipeline: BertNormalizer)"
     """
     if family == "bpe_byte":
-        reason = _byte_level_refusal(doc, split_known)
+        reason = _byte_level_refusal(doc, split_known) or _framing_refusal(doc)
     elif family == "wordpiece":
-        reason = _wordpiece_refusal(doc)
+        reason = _wordpiece_refusal(doc) or _framing_refusal(doc)
     elif family in ("unigram", "spm_bpe", "wordlevel"):
         kind = doc["model"].get("type")
         pipeline = " + ".join(_describe(p) for k in ("normalizer", "pre_tokenizer") for p in flatten(doc.get(k), k)) or "no normalizer or pre-tokenizer"
