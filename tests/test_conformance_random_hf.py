@@ -220,6 +220,34 @@ def test_byte_level_decode_of_an_added_token_outside_the_byte_alphabet(tmp_path)
     assert _differences(path, ["x <s> naïve y", "ĠHi <x>"], engine="ByteLevelBPE") == []
 
 
+def test_added_tokens_normalized_alike_are_refused(tmp_path):
+    # 'a b' and '[X]' both normalize to 'XYXY': tokenizers keeps its normalized added tokens in a
+    # hash map and matches either one, changing from one load to the next (random seeds 788, 1080:
+    # 40 loads of seed 1080 gave three different answers); labkit's engine refuses the file
+    tokens = [added("Hello", special=False), added("hello", special=False)]
+    path = _write(tmp_path, build_json("wordlevel", normalizer=node("Lowercase"), pre_tokenizer=node("WhitespaceSplit"),
+                                       added_tokens=tokens))
+    with pytest.raises(EngineUnavailable, match="added tokens 'Hello' and 'hello' both normalize to 'hello'"):
+        labkit.load(path, engine="labkit")
+    assert labkit.load(path).engine == "hf"
+
+
+def test_replace_matching_empty_before_a_transforming_normalizer_is_refused(tmp_path):
+    # Replace('a*') puts its content before the first character with a zero-width alignment;
+    # tokenizers' next Strip/NFC/... then transforms only the range of the original text and shifts
+    # it: ' b ' stripped right gives '  b' there; labkit gave ' b' (random seed 838)
+    normalizer = {"type": "Sequence", "normalizers": [replace("a*", " ", regex=True), node("Strip", strip_left=False,
+                                                                                           strip_right=True)]}
+    path = _write(tmp_path, build_json("wordlevel", normalizer=normalizer, pre_tokenizer=split(".", "Isolated")))
+    with pytest.raises(EngineUnavailable, match="normalizer Replace 'a\\*' can match the empty string and Strip follows it"):
+        labkit.load(path, engine="labkit")
+    assert labkit.load(path).engine == "hf"
+    # without a transforming normaliser after it, the same Replace is served exactly
+    path = _write(tmp_path, build_json("wordlevel", normalizer=replace("a*", " ", regex=True),
+                                       pre_tokenizer=split(".", "Isolated")))
+    assert _differences(path, [" ", "b", "ab a", "x\ny"]) == []
+
+
 @pytest.mark.parametrize("pattern", [r"\s*", "a*", "x|", "^", "$", "^ ", " $", ""])
 def test_replace_normalizer_matches_as_oniguruma(tmp_path, pattern):
     # empty matches: labkit skipped them (and Python's iterator also yields an empty match right

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import unicodedata
+import warnings
 from dataclasses import dataclass
 
 import regex
@@ -362,6 +363,28 @@ def _case_insensitive_scopes(source: str) -> list[str]:
             i += 1
         scopes.append(source[match.end():i])
     return scopes
+
+
+def may_match_empty(pattern: dict) -> bool:
+    r"""Whether a ``{"String": s}`` / ``{"Regex": r}`` pattern can match the empty string somewhere
+    (its shortest match has no width); True when that cannot be worked out.
+
+    Example:
+        >>> may_match_empty({"Regex": r"a*"}), may_match_empty({"Regex": r"\s+|\p{L}"}), may_match_empty({"String": ""})
+        (True, False, True)
+    """
+    import re._parser as sre_parse  # the shortest width of Python's parse of the same pattern
+
+    if "String" in pattern:
+        return not pattern["String"]
+    # \p{..} and \P{..} are one character wide: a plain letter stands in for them in `re`'s parser
+    source = regex.sub(r"\\[pP](?:\{[^}]*\}|[A-Za-z])", "x", pattern.get("Regex", ""))
+    try:
+        with warnings.catch_warnings():  # (`re` warns of constructs it reads otherwise in the future)
+            warnings.simplefilter("ignore")
+            return sre_parse.parse(source).getwidth()[0] == 0
+    except Exception:  # a construct `re` does not parse: assume it can
+        return True
 
 
 def _onig_source(source: str) -> str:

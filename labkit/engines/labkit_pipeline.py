@@ -74,6 +74,25 @@ class _AddedVocabulary:
         self._search = {id(table): regex.compile(trie_pattern([s for s in table if s])).search
                         for table in (self.raw, self.normalized) if any(table)}
 
+    def clash(self) -> str | None:
+        """Two normalized added tokens that normalise to the same text, which tokenizers then
+        matches as either one, by its hash map's order, differently from one load to the next.
+
+        Example:
+            >>> _AddedVocabulary([{"id": 5, "content": "A"}, {"id": 6, "content": "a"}], [{"type": "Lowercase"}]).clash()
+            "added tokens 'A' and 'a' both normalize to 'a' (tokenizers matches either, at random)"
+        """
+        seen: dict[str, _Added] = {}
+        for token in self.tokens:
+            if not token.normalized:
+                continue
+            spelling = self.spelling[token.id]
+            other = seen.setdefault(spelling, token)
+            if other.id != token.id:
+                return (f"added tokens {other.content[:40]!r} and {token.content[:40]!r} both normalize to "
+                        f"{spelling[:40]!r} (tokenizers matches either, at random)")
+        return None
+
     def _table(self, tokens: list[_Added]) -> dict[str, _Added]:
         table: dict[str, _Added] = {}
         for token in tokens:
@@ -163,6 +182,9 @@ class PipelineTokenizer(Tokenizer):
         self.post = flatten(doc.get("post_processor"), "post_processor")
         self.model = _model(doc, vocab)
         self.added = _AddedVocabulary(doc.get("added_tokens") or [], self.normalizer)
+        clash = self.added.clash()
+        if clash:
+            raise EngineUnavailable(f"{vocab.name}: {clash}")
         model_vocab = doc["model"]["vocab"]
         self.id_to_piece = ({i: p for p, i in model_vocab.items()} if isinstance(model_vocab, dict)
                             else {i: p for i, (p, _) in enumerate(model_vocab)})

@@ -260,6 +260,34 @@ def labkit_refusal(doc: dict, *, family: str, split_known: bool = False) -> str 
 _POST_TYPES = {"ByteLevel", "BertProcessing", "RobertaProcessing", "TemplateProcessing"}
 
 
+# normalisers tokenizers applies with NormalizedString.transform over the original's range
+_TRANSFORMING = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents", "BertNormalizer", "Precompiled"}
+
+
+def _empty_replace_refusal(normalizers: list[dict]) -> str | None:
+    """A Replace that can match the empty string puts its content before the first character
+    with an alignment of no width; a later normaliser that transforms the text (NFC, Strip, ...)
+    then starts after those characters in tokenizers (the range of the original text) and shifts
+    or panics: labkit does not reproduce that, and refuses.
+
+    Example:
+        >>> _empty_replace_refusal([{"type": "Replace", "pattern": {"Regex": "a*"}, "content": " "}, {"type": "Strip"}])
+        "normalizer Replace 'a*' can match the empty string and Strip follows it"
+    """
+    from labkit.algorithms import hf_normalize
+
+    for n, part in enumerate(normalizers):
+        pattern = part.get("pattern")
+        if part.get("type") != "Replace" or not isinstance(pattern, dict) or not part.get("content"):
+            continue
+        if hf_normalize.may_match_empty(pattern):
+            later = [p.get("type") for p in normalizers[n + 1:] if p.get("type") in _TRANSFORMING]
+            if later:
+                source = pattern.get("Regex", pattern.get("String"))
+                return f"normalizer Replace {_short(source)} can match the empty string and {later[0]} follows it"
+    return None
+
+
 def pipeline_refusal(doc: dict) -> str | None:
     """Why labkit's component-by-component engine (engines/labkit_pipeline.py) cannot serve
     this tokenizer.json exactly, or None: the first component it does not implement.
@@ -279,6 +307,9 @@ def pipeline_refusal(doc: dict) -> str | None:
         return f"model {kind} dropout={model['dropout']!r} (sampling, not a function of the text)"
     checks = (("normalizer", hf_normalize.IMPLEMENTED), ("pre_tokenizer", hf_pretokenize.IMPLEMENTED),
               ("decoder", hf_decode.IMPLEMENTED), ("post_processor", _POST_TYPES))
+    reason = _empty_replace_refusal(flatten(doc.get("normalizer"), "normalizer"))
+    if reason:
+        return reason
     for kind_name, implemented in checks:
         for part in flatten(doc.get(kind_name), kind_name):
             if part.get("type") not in implemented:
