@@ -161,7 +161,7 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 # edits a user's file may hold that training does not write (see edit_proto)
 MORE_EDITS = ["add_pieces", "shuffle_scores", "suffix", "ws_only", "drop_charsmap", "denorm_flags", "unk_surface",
-              "model_type", "duplicate"]
+              "model_type", "duplicate", "flat_scores", "special_ids"]
 # spellings of pieces appended to a trained model: words, runs of '▁', '▁' inside, digits,
 # CJK, a character that training saw, text that collides with byte and special spellings
 _ADDED_PIECES = ("▁the▁", "▁▁", "▁▁▁", "of▁the", "e▁t", "語語", "日本", "123", "4", "▁1", "the", "ing▁",
@@ -243,7 +243,9 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
     treat_whitespace_as_suffix / allow_whitespace_only_pieces, ``unk_surface`` sets it,
     ``drop_charsmap`` removes the normaliser's precompiled charsmap, ``model_type`` serves a
     unigram vocabulary as BPE or a BPE one as unigram, ``duplicate`` appends an ordinary copy
-    of a control/unknown piece's spelling or a control copy of an ordinary one.
+    of a control/unknown piece's spelling or a control copy of an ordinary one,
+    ``flat_scores`` gives every (or every n-th) ordinary piece one score, ``special_ids``
+    rewrites trainer_spec's unk/bos/eos/pad ids.
 
     Example:
         >>> from labkit.paths import data_path
@@ -322,6 +324,19 @@ def edit_proto(blob: bytes, edits: dict[str, int]) -> bytes:
             last = max(pieces) if pieces else -1
             for offset, record in enumerate(appended, 1):
                 top.insert(last + offset, (1, 2, _write(record)))
+        elif kind == "flat_scores" and normal:
+            # one score for every ordinary piece (or every n-th): ties everywhere
+            value, step = rng.choice((0.0, -1.0, -5.0, 2.0)), rng.choice((1, 2, 3))
+            for i in normal[::step]:
+                parsed[i] = _set_field(parsed[i], 2, 5, struct.pack("<f", value))
+        elif kind == "special_ids":
+            # trainer_spec's unk/bos/eos/pad ids rewritten (sentencepiece ignores them at load)
+            for index, (f, w, v) in enumerate(top):
+                if f == 2 and w == 2:
+                    spec = _records(v)
+                    for field in rng.sample((40, 41, 42, 43), rng.randint(1, 4)):
+                        spec = _set_field(spec, field, 0, rng.choice((-1, 0, 1, 2, 3, 7, 99999)) & (1 << 64) - 1)
+                    top[index] = (2, 2, _write(spec))
         elif kind == "drop_charsmap":
             for index, (f, w, v) in enumerate(top):
                 if f == 3 and w == 2:
