@@ -104,11 +104,14 @@ def join_runs(
     *,
     skip_special_tokens: bool,
     add_dummy_prefix: bool,
+    vanishing: frozenset[int] | set[int] = frozenset(),
 ) -> str:
     """Decode ids with a sentencepiece-style ``decode_run``, which knows nothing of labkit's
     special ids: each run of ordinary ids between them is decoded on its own, the special
-    ids are spelled out (or skipped; the run still ends there), and the dummy-prefix space
-    that sentencepiece strips from every run is put back on all but the text's first.
+    ids are spelled out, and the dummy-prefix space that sentencepiece strips from every
+    run is put back on all but the text's first. With ``skip_special_tokens`` the text is
+    one run: the special ids are dropped, except ``vanishing`` ones (control pieces, which
+    ``decode_run`` drops itself where they stand), as sentencepiece's own answer.
     labkit's own decoder and its ``sentencepiece`` engine both decode this way.
 
     Example (``</s>`` = 2 splits two runs; the second keeps its leading space):
@@ -121,6 +124,14 @@ def join_runs(
 
     Introduced in notebook ``03_bpe_sentencepiece``.
     """
+    if skip_special_tokens:
+        # skipped special ids leave nothing behind, as sentencepiece's control pieces do: the
+        # whole text is one run (decoding runs apart would strip each run's leading '▁', which
+        # sentencepiece keeps once some text has come out: '▁a </s> ▁b' -> 'a b' with
+        # add_dummy_prefix off, 'ab' run by run); the ``vanishing`` ones (control pieces,
+        # which decode_run drops itself) stay in place, where they end a run of byte pieces
+        rest = [i for i in ids if i not in special_ids or i in vanishing]
+        return decode_run(rest) if rest else ""
     out: list[str] = []
     run: list[int] = []
     for i in [*ids, None]:
@@ -191,6 +202,7 @@ class SpmDecoder:
                 remove_extra_whitespaces=denorm.get("remove_extra_whitespaces", True),
                 escape_whitespaces=denorm.get("escape_whitespaces", True),
             )
+        self.control_ids = frozenset(i for i, kind in enumerate(self.types) if kind == TOKEN_CONTROL)
         # what skip_special_tokens removes, and where sentencepiece-style decoding cuts runs
         self.special_ids = frozenset(
             [i for i, kind in enumerate(self.types) if kind == TOKEN_CONTROL]
@@ -274,7 +286,8 @@ class SpmDecoder:
             ('a</s> a', 'a a')
         """
         return join_runs(ids, self.special_ids, self.tokens, self.sentencepiece_run,
-                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self.add_dummy_prefix)
+                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self.add_dummy_prefix,
+                         vanishing=self.control_ids)
 
     def sentencepiece_run(self, ids: Sequence[int]) -> str:
         """SentencePieceProcessor.Decode on ids with no special cut: control pieces vanish,

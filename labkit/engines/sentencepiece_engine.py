@@ -18,7 +18,7 @@ import sentencepiece
 
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import join_runs
-from labkit.core import MODEL_SPM_BPE, MODEL_SPM_CHAR, MODEL_SPM_WORD, MODEL_UNIGRAM
+from labkit.core import MODEL_SPM_BPE, MODEL_SPM_CHAR, MODEL_SPM_WORD, MODEL_UNIGRAM, TOKEN_CONTROL
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.engines.base import frame
 from labkit.formats.spm_model import write_model_proto
@@ -46,6 +46,8 @@ class SentencePieceTokenizer(Tokenizer):
         self._dummy_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # what is_special_id says, as a set: control pieces and special added tokens
         self._special_ids_all = frozenset(i for i in range(len(vocab.tokens)) if self.is_special_id(i))
+        # the CONTROL pieces among them, which sentencepiece's decode drops by itself
+        self._control_ids = frozenset(i for i, kind in enumerate(vocab.token_types) if kind == TOKEN_CONTROL)
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         segments = self._splitter.split(text, parse_special=parse_special)
@@ -81,7 +83,8 @@ class SentencePieceTokenizer(Tokenizer):
         if self._special_ids_all.isdisjoint(ids):
             return self._decode_run(ids)  # one run (the common case): sentencepiece's own call
         return join_runs(ids, self._special_ids_all, self.vocab.tokens, self._decode_run,
-                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self._dummy_prefix)
+                         skip_special_tokens=skip_special_tokens, add_dummy_prefix=self._dummy_prefix,
+                         vanishing=self._control_ids)
 
     def _decode_run(self, run: list[int]) -> str:
         try:
