@@ -245,6 +245,20 @@ def test_the_generator_skips_what_tokenizers_answers_at_random(tmp_path):
     assert normalized_clash(tokenizers.Tokenizer.from_file(str(path)), entries[:-2]) is None
 
 
+def test_an_added_token_normalized_to_nothing_is_refused(tmp_path):
+    # '\xa0' (normalized) under Strip(right) normalises to '': tokenizers then matches an empty
+    # pattern at a piece's start, which rstrip stretches over the space: ' d' gives ['\xa0', 'd']
+    # there, labkit (which matches an empty spelling nowhere) gave ['d'] (random seed 2443)
+    path = _write(tmp_path, build_json("wordlevel", normalizer=node("Strip", strip_left=False, strip_right=True),
+                                       pre_tokenizer=node("WhitespaceSplit"),
+                                       added_tokens=[added("\xa0", special=False, rstrip=True)]))
+    index = json.loads(path.read_text())["added_tokens"][-1]["id"]
+    assert HFReference(path).encode(" d", False)[0][0] == index  # what labkit does not reproduce
+    with pytest.raises(EngineUnavailable, match=re.escape("added token '\\xa0' normalizes to an empty text")):
+        labkit.load(path, engine="labkit")
+    assert labkit.load(path).engine == "hf"
+
+
 def test_replace_matching_empty_before_a_transforming_normalizer_is_refused(tmp_path):
     # Replace('a*') puts its content before the first character with a zero-width alignment;
     # tokenizers' next Strip/NFC/... then transforms only the range of the original text and shifts

@@ -76,7 +76,8 @@ class _AddedVocabulary:
 
     def clash(self) -> str | None:
         """Two normalized added tokens that normalise to the same text, which tokenizers then
-        matches as either one, by its hash map's order, differently from one load to the next.
+        matches as either one, by its hash map's order, differently from one load to the next;
+        or one that normalises to nothing, which tokenizers matches as an empty pattern.
 
         Example:
             >>> _AddedVocabulary([{"id": 5, "content": "A"}, {"id": 6, "content": "a"}], [{"type": "Lowercase"}]).clash()
@@ -87,6 +88,8 @@ class _AddedVocabulary:
             if not token.normalized:
                 continue
             spelling = self.spelling[token.id]
+            if not spelling:  # tokenizers then matches an empty pattern (at a piece's start), labkit nowhere
+                return f"added token {token.content[:40]!r} normalizes to an empty text"
             other = seen.setdefault(spelling, token)
             if other.id != token.id:
                 return (f"added tokens {other.content[:40]!r} and {token.content[:40]!r} both normalize to "
