@@ -296,6 +296,9 @@ def test_fixed_slice_of_random_seeds_has_no_difference(tmp_path):
     counts, results, skipped = run_seeds(range(0, 60), tmp_path, ("labkit", "hf", "default"), botchan=10, out=out)
     assert counts["differs"] == 0 and counts["cell:differs"] == 0, out.getvalue()
     assert counts["exact"] + counts["refused"] + counts["skipped"] == 60
+    # served cells also decoded 100 random id sequences each (control pieces between words)
+    served = [c for cells in results.values() for c in cells if c.status == "exact"]
+    assert served and all(c.comparisons >= 8 * c.strings + 100 for c in served)
     assert counts["exact"] >= 35 and counts["skipped"] <= 10, counts
     for seed, cells in results.items():
         by_engine = {c.engine: c for c in cells}

@@ -528,11 +528,66 @@ def random_spm_case(seed: int) -> ConfigCase:
     )
 
 
-def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botchan: int = 10, out=None):
+RANDOM_ID_SEQUENCES = 100  # random id sequences decoded per seed and engine
+
+
+def random_id_differences(path: Path, seed: int, tok, count: int = RANDOM_ID_SEQUENCES) -> list[str]:
+    """Decode ``count`` random id sequences (control, byte, unknown and ordinary pieces mixed)
+    with ``tok`` (``skip_special_tokens=True``) and with sentencepiece; the differences.
+
+    The corpus only decodes what sentencepiece's encode gives; these ids are any a caller
+    may pass (a control piece between two words, byte pieces that are not UTF-8).
+
+    Example:
+        >>> import labkit, tempfile
+        >>> path = train_random(3, Path(tempfile.mkdtemp()))
+        >>> random_id_differences(path, 3, labkit.load(path, engine="labkit"))
+        []
+    """
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    types = [6 if sp.is_byte(i) else 3 if sp.is_control(i) else 2 if sp.is_unknown(i) else 1
+             for i in range(sp.get_piece_size())]
+    groups = [[i for i, kind in enumerate(types) if kind == want] for want in (3, 6, 2)]
+    everything = list(range(len(types)))
+    rng = random.Random(seed * 13 + 5)
+    found = []
+    for _ in range(count):
+        ids = []
+        for _ in range(rng.randint(1, 12)):
+            group = rng.choice(groups + [everything] * 3)
+            ids.append(rng.choice(group or everything))
+        want, got = sp.decode(ids), tok.decode(ids, skip_special_tokens=True)
+        if got != want:
+            found.append(f"random ids {ids} {[sp.id_to_piece(i) for i in ids]} decode(skip_special_tokens=True): "
+                         f"{got!r} != reference {want!r}")
+            if len(found) >= 3:
+                break
+    return found
+
+
+def _check_random_ids(case: ConfigCase, cells, workdir: Path, seed: int) -> None:
+    """Add the random-id decodes to each served cell (a difference makes it differ)."""
+    import labkit
+    from labkit.conformance.runner import _folder_name
+
+    path = Path(workdir) / _folder_name(case.name) / f"random_{seed}.model"
+    for cell in cells:
+        if cell.status != "exact":
+            continue
+        tok = labkit.load(path, engine=None if cell.engine == "default" else cell.engine)
+        found = random_id_differences(path, seed, tok)
+        cell.comparisons += RANDOM_ID_SEQUENCES
+        if found:
+            cell.status, cell.message = "differs", "\n".join(found)
+
+
+def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botchan: int = 10, out=None,
+              random_ids: bool = True):
     """Run every seed; returns (status counter, {seed: [cells]}, {seed: skip reason}).
 
-    A seed's status is ``skipped``, ``differs`` (any cell), ``refused`` (labkit's engine
-    refused, no cell differs) or ``exact``; the counter also holds per-cell counts under ``cell:<status>``.
+    Each served cell also decodes random id sequences (:func:`random_id_differences`, with
+    ``random_ids``). A seed's status is ``skipped``, ``differs`` (any cell), ``refused``
+    (labkit's engine refused, no cell differs) or ``exact``; the counter also holds per-cell counts under ``cell:<status>``.
 
     Example:
         >>> import tempfile
@@ -553,6 +608,8 @@ def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botc
             skipped[seed] = str(exc)
             print(f"seed {seed:5}: skipped ({exc})", file=out)
             continue
+        if random_ids:
+            _check_random_ids(case, cells, workdir, seed)
         results[seed] = cells
         statuses = [c.status for c in cells]
         for status in statuses:
