@@ -86,9 +86,12 @@ class ByteLevelBPE(LabkitTokenizer):
                 self.id_bytes.append(token.encode("utf-8", "replace"))
                 continue
             self.id_bytes.append(raw)
-            # a control token the reader gave bytes is also a model token (tokenizer.json: a
-            # special added token with its own id in model.vocab), which merges still make
-            if types[i] != TOKEN_CONTROL or token_bytes is not None:
+            if types[i] != TOKEN_CONTROL:
+                self.bytes_id.setdefault(raw, i)
+        for i in vocab.options.get("model_special_ids", ()):
+            # tokenizer.json: a special added token with its own id in model.vocab, which BPE still makes
+            raw = try_gpt2_to_bytes(tokens[i]) if 0 <= i < len(tokens) else None
+            if raw is not None:
                 self.bytes_id.setdefault(raw, i)
         for added in vocab.added_tokens:
             if 0 <= added.id < len(self.id_bytes):

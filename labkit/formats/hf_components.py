@@ -221,13 +221,14 @@ def _framing_refusal(doc: dict) -> str | None:
             return f"post_processor {kind}(trim_offsets=True) trims offsets"
         if kind != "TemplateProcessing":
             continue
-        pieces = part.get("single") or []
+        pieces = part.get("single") if isinstance(part.get("single"), list) else []  # (the reader checks the shapes)
         at = next((n for n, piece in enumerate(pieces) if isinstance(piece, dict) and "Sequence" in piece), len(pieces))
         for where, count in (("before", at), ("after", len(pieces) - at - 1)):
             if count > 1:
                 return f"post_processor TemplateProcessing adds {count} tokens {where} the text (labkit's family engines add one BOS/EOS)"
-        for name, entry in (part.get("special_tokens") or {}).items():
-            if not isinstance(entry, dict) or len(entry.get("ids") or []) != 1:
+        table = part.get("special_tokens") if isinstance(part.get("special_tokens"), dict) else {}
+        for name, entry in table.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("ids"), list) or len(entry["ids"]) != 1:
                 return f"post_processor TemplateProcessing special token {str(name)[:40]!r} is not one id"
     return None
 

@@ -434,10 +434,15 @@ def _bpe_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: s
         table.options["unk_token"] = unk
     if any(c.get("type") == "ByteLevel" for c in parts.pretokenizers + parts.decoders):
         # an added token the model does not have is never a BPE result (nor a whole-word lookup
-        # with ignore_merges); one that is also a model token (its id in model.vocab) still is
+        # with ignore_merges); a special one that is also a model token (its id in model.vocab)
+        # still is: the engine is told so (its bytes stay None, as for every special token)
         model_vocab = model["vocab"] if isinstance(model.get("vocab"), dict) else {}
-        added_only = {a.id for a in added if model_vocab.get(a.content) != a.id}
-        table.token_bytes = [None if i in added_only else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+        in_model = {a.id for a in added if model_vocab.get(a.content) == a.id}
+        no_bytes = {a.id for a in added if a.special or a.id not in in_model}
+        table.token_bytes = [None if i in no_bytes else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+        model_specials = sorted(a.id for a in added if a.special and a.id in in_model)
+        if model_specials:
+            table.options["model_special_ids"] = model_specials
         # said either way: without it the engine takes the NFC of the split's table entry (Qwen2's)
         table.normalizer["nfc"] = any(c.get("type") == "NFC" for c in parts.normalizers)
         table.pre_name = _split_pre_name(parts.pretokenizers, bool(table.normalizer.get("nfc")))
@@ -459,8 +464,9 @@ def _wordpiece_table(model: dict, added: list[AddedToken], parts: _Pipeline, sou
     prefix = expect(model.get("continuing_subword_prefix", "##"), str, source, "model.continuing_subword_prefix")
     limit = expect(model.get("max_input_chars_per_word", 100), int, source, "model.max_input_chars_per_word")
     table = _ModelTable("wordpiece", tokens, types, unk_id=tokens.index(unk) if unk in by_id.values() else None)
-    table.options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit,
-                         added_only_ids=added_only)
+    table.options.update(unk_token=unk, continuing_subword_prefix=prefix, max_input_chars_per_word=limit)
+    if added_only:
+        table.options["added_only_ids"] = added_only
     table.normalizer.update(lowercase=False, strip_accents=None, clean_text=False, handle_chinese_chars=False)
     for node in parts.normalizers:
         if node.get("type") == "BertNormalizer":
