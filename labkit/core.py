@@ -377,6 +377,12 @@ class Tokenizer:
                 table.setdefault(t, i)
             for added in self.vocab.added_tokens:
                 table[added.content] = added.id
+            if self.vocab.format == "spm_model":
+                # sentencepiece's PieceToId looks in its reserved pieces (control, unknown, byte)
+                # first: a spelling that is also an ordinary or user-defined piece names the reserved id
+                for i, (t, kind) in enumerate(zip(self.vocab.tokens, self.vocab.token_types)):
+                    if kind in (TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_BYTE):
+                        table[t] = i
             self._token_to_id = table
         return self._token_to_id.get(token)
 

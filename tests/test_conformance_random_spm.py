@@ -18,7 +18,7 @@ from labkit.core import LabkitError
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
 
-NORMAL, CONTROL, UNUSED, BYTE = 1, 3, 5, 6
+NORMAL, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 3, 4, 5, 6
 
 
 def _train(folder: Path, name: str, **options) -> Path:
@@ -163,6 +163,20 @@ def test_unigram_spelling_both_ordinary_and_reserved_is_served_exactly(folder, p
     sentencepiece.SentencePieceProcessor(model_file=str(path))  # the reference loads it
     assert _differences(path, ["the e <s>", "<s>x</s> <unk>", "the theme", "e", "<unk>"]) == []
     assert labkit.load(path).engine == "labkit"
+
+
+# token_to_id of a spelling that is both an ordinary (or user-defined) and a reserved piece
+# names the reserved id, as sentencepiece's piece_to_id does (labkit gave the first index:
+# '▁the' 9 where sentencepiece gives the appended control 400; a user-defined '<unk>' 400
+# where sentencepiece gives the unknown piece 0)
+@pytest.mark.parametrize("pieces", [[("▁the", -1.0, CONTROL)], [("e", -2.0, CONTROL)], [("<unk>", -3.0, USER_DEFINED)],
+                                    [("<s>", -1.0, NORMAL)], [("</s>", -5.0, UNUSED)]])
+def test_token_to_id_of_a_repeated_spelling_is_sentencepiece_piece_to_id(folder, pieces):
+    path = _appended(_train(folder, "unigram-dup", model_type="unigram"), pieces, "dup-id")
+    reference = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    spelling = pieces[0][0]
+    for engine in ("labkit", "sentencepiece"):
+        assert labkit.load(path, engine=engine).token_to_id(spelling) == reference.piece_to_id(spelling), engine
 
 
 def test_char_model_spelling_both_ordinary_and_reserved_falls_back_to_sentencepiece(folder):
