@@ -265,11 +265,12 @@ _POST_TYPES = {"ByteLevel", "BertProcessing", "RobertaProcessing", "TemplateProc
 _TRANSFORMING = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents", "BertNormalizer", "Precompiled"}
 
 
-def _empty_replace_refusal(normalizers: list[dict]) -> str | None:
+def _empty_replace_refusal(normalizers: list[dict], pretokenizers: list[dict] = ()) -> str | None:
     """A Replace that can match the empty string puts its content before the first character
     with an alignment of no width; a later normaliser that transforms the text (NFC, Strip, ...)
-    then starts after those characters in tokenizers (the range of the original text) and shifts
-    or panics: labkit does not reproduce that, and refuses.
+    or a ByteLevel pre-tokenizer (whose byte mapping is such a transform) then starts after those
+    characters in tokenizers (the range of the original text) and shifts or panics: labkit does
+    not reproduce that, and refuses.
 
     Example:
         >>> _empty_replace_refusal([{"type": "Replace", "pattern": {"Regex": "a*"}, "content": " "}, {"type": "Strip"}])
@@ -283,6 +284,7 @@ def _empty_replace_refusal(normalizers: list[dict]) -> str | None:
             continue
         if hf_normalize.may_match_empty(pattern):
             later = [p.get("type") for p in normalizers[n + 1:] if p.get("type") in _TRANSFORMING]
+            later += [f"pre_tokenizer {p['type']}" for p in pretokenizers if p.get("type") == "ByteLevel"]
             if later:
                 source = pattern.get("Regex", pattern.get("String"))
                 return f"normalizer Replace {_short(source)} can match the empty string and {later[0]} follows it"
@@ -308,7 +310,7 @@ def pipeline_refusal(doc: dict) -> str | None:
         return f"model {kind} dropout={model['dropout']!r} (sampling, not a function of the text)"
     checks = (("normalizer", hf_normalize.IMPLEMENTED), ("pre_tokenizer", hf_pretokenize.IMPLEMENTED),
               ("decoder", hf_decode.IMPLEMENTED), ("post_processor", _POST_TYPES))
-    reason = _empty_replace_refusal(flatten(doc.get("normalizer"), "normalizer"))
+    reason = _empty_replace_refusal(flatten(doc.get("normalizer"), "normalizer"), flatten(doc.get("pre_tokenizer"), "pre_tokenizer"))
     if reason:
         return reason
     for kind_name, implemented in checks:
