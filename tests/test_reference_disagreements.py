@@ -105,7 +105,7 @@ def test_decode_differs_exactly_where_predicted(name, data):
     ids = data.draw(st.lists(st.one_of(st.just(space), st.sampled_from([1, 2]), normal), max_size=6))
     for skip in (False, True):
         differs = hf.decode(ids, skip_special_tokens=skip) != sp.decode(ids, skip_special_tokens=skip)
-        assert differs == leading_space_pieces_differ(hf, ids), ([hf.vocab.tokens[i] for i in ids], skip)
+        assert differs == leading_space_pieces_differ(hf, ids, skip), ([hf.vocab.tokens[i] for i in ids], skip)
 
 
 # ----------------------------------------------------------------------------- class 3, fixed

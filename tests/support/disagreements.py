@@ -49,13 +49,27 @@ def charsmap_step_differs(name: str, text: str) -> bool:
     return any(ours.normalize_str(piece) != theirs.normalize(piece) for piece in pieces)
 
 
-def leading_space_pieces_differ(tok: labkit.Tokenizer, ids: list[int]) -> bool:
+def leading_space_pieces_differ(tok: labkit.Tokenizer, ids: list[int], skip_special_tokens: bool = False) -> bool:
     """Class 2: a run of ids between special ids starts with the piece ``▁`` followed by another
     piece starting with ``▁``, in a file with remove_extra_whitespaces and a dummy prefix:
-    sentencepiece then decodes fewer leading spaces than tokenizers."""
+    sentencepiece then decodes fewer leading spaces than tokenizers. With
+    ``skip_special_tokens`` the special ids are dropped where they stand (sentencepiece decodes
+    what is left as one run), so the runs are those of the ids without them."""
     norm = tok.vocab.normalizer
     if not (norm.get("remove_extra_whitespaces") and norm.get("add_dummy_prefix", True)) or norm.get("treat_whitespace_as_suffix"):
         return False
+    if skip_special_tokens:
+        ids = [i for i in ids if not tok.is_special_id(i)]
+    tokens = tok.vocab.tokens
+    run: list[int] = []
+    for i in [*ids, None]:
+        if i is None or tok.is_special_id(i):
+            if len(run) > 1 and tokens[run[0]] == SPACE and tokens[run[1]].startswith(SPACE):
+                return True
+            run = []
+        else:
+            run.append(i)
+    return False
     tokens = tok.vocab.tokens
     run: list[int] = []
     for i in [*ids, None]:
