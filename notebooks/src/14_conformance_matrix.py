@@ -228,6 +228,50 @@ print("  sentencepiece:         ", sp_direct.decode(sp_direct.encode(differ[0]))
 assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 
 # %% [markdown]
+# ## 6. Beyond the matrix: random configurations
+#
+# The matrix is a covering set written by hand: every option at least once, and the pairs
+# known to interact. A user's file may combine components in ways nobody listed, so two
+# commands draw whole configurations at random:
+#
+# - `python -m labkit.conformance.random_hf --seeds 0:2000`: a tokenizer.json with a random
+#   normaliser, pre-tokenizer, decoder, post-processor, model flags and up to five added
+#   tokens with random flags and awkward spellings;
+# - `python -m labkit.conformance.random_spm --seeds 0:500`: a `.model` trained with a random
+#   combination of trainer options, its proto sometimes edited into what a user's file can
+#   hold and training never writes (unused or control pieces, tied scores, a denormaliser).
+#
+# Each seed is **exact**, **refused** at load (the message names what labkit does not
+# implement; `engine=None` then serves the file with the library), **skipped** (the reference
+# itself refuses, crashes or answers at random), or **differs**: a bug, which the tests fail
+# on. The regression tests in `tests/test_conformance_random_hf.py` and
+# `tests/test_conformance_random_spm.py` pin each difference these commands found. A few
+# seeds of each, here:
+
+# %%
+from labkit.conformance import random_hf, random_spm
+
+hf_results = random_hf.run_seeds(range(24), engines=("labkit", "default"), botchan=4)
+spm_counts, spm_cells, _ = random_spm.run_seeds(range(6), workdir / "random-spm", engines=("labkit", "default"),
+                                                 botchan=2, out=open(workdir / "random-spm.log", "w"))
+random_summary = pd.DataFrame({
+    "tokenizer.json (24 seeds)": Counter(r.status for r in hf_results),
+    ".model (6 seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
+}).reindex(["exact", "refused", "differs", "skipped"]).fillna(0).astype(int)
+random_summary
+
+# %%
+assert random_summary.loc["differs"].sum() == 0
+assert random_summary.loc["exact"].sum() >= 20
+served = Counter(r.served_by for r in hf_results if r.status == "exact")
+print("labkit's engines that served the exact tokenizer.json seeds:", dict(served))
+first_hf = next(r.seed for r in hf_results if r.status == "exact")
+print(f"an exact one, seed {first_hf}:", "; ".join(f"{kind} {label}" for kind, label
+                                                in random_hf.random_hf_case(first_hf).components))
+first_spm = next(seed for seed, cells in spm_cells.items() if all(c.status == "exact" for c in cells))
+print("an exact .model,", random_spm.describe(first_spm))
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint that says which part is off. Worked answers:
@@ -267,6 +311,9 @@ check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 #   and `engine=None`; the `hf` engine refuses every `.model`, because `tokenizers`'
 #   conversion differs somewhere on each configuration. `convert_model_file` gives that
 #   conversion by name, for comparisons.
+# - Beyond the matrix, `labkit.conformance.random_hf` and `random_spm` draw whole
+#   configurations at random; every seed is exact, refused at load, or skipped because the
+#   reference itself cannot answer.
 
 # %%
 import shutil
