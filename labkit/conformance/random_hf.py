@@ -431,10 +431,12 @@ def _usable_texts(path: Path, texts: Sequence[str]) -> tuple[list[str], int]:
 
 def _usable_indices(path: Path, texts: list[str], send) -> None:
     """In the child: the indices of the texts the reference answers on, sent through ``send``."""
+    import faulthandler
     import os
     import resource
 
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the reference's panic messages are not ours to print
+    faulthandler.disable()  # pytest's handler writes to its own copy of stderr: an abort here is expected
     with open("/proc/self/statm") as handle:  # the child's present size, in pages
         size = int(handle.read().split()[0]) * resource.getpagesize()
     resource.setrlimit(resource.RLIMIT_AS, (size + REFERENCE_MEMORY,) * 2)
