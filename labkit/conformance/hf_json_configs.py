@@ -349,10 +349,15 @@ def component_labels(doc: dict) -> tuple[tuple[str, str], ...]:
 # ----------------------------------------------------------------------------- the configurations
 
 
-def _case(name: str, base: str, *, texts=(), **parts) -> ConfigCase:
-    text = build_json(base, **parts)
+def json_case(name: str, family: str, text: str, *, texts=(), extra: dict | None = None) -> ConfigCase:
+    """A ConfigCase for one tokenizer.json text: its build writes the file, ``tokenizers`` is
+    the reference, its added tokens are the specials.
+
+    Example:
+        >>> json_case("hf/mine", "hf", build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit"))).specials
+        ('<unk>', '<s>', '</s>')
+    """
     doc = json.loads(text)
-    specials = tuple(e["content"] for e in doc["added_tokens"])
 
     def build(folder: Path, text=text) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
@@ -360,8 +365,13 @@ def _case(name: str, base: str, *, texts=(), **parts) -> ConfigCase:
         path.write_text(text, encoding="utf-8")
         return path
 
-    return ConfigCase(name=f"hf/{name}", family="hf", components=component_labels(doc), build=build,
-                      reference=HFReference, specials=specials, texts=tuple(texts))
+    return ConfigCase(name=name, family=family, components=component_labels(doc), build=build, reference=HFReference,
+                      specials=tuple(e["content"] for e in doc["added_tokens"]), texts=tuple(texts),
+                      extra=extra if extra is not None else {})
+
+
+def _case(name: str, base: str, *, texts=(), **parts) -> ConfigCase:
+    return json_case(f"hf/{name}", "hf", build_json(base, **parts), texts=texts)
 
 
 def _byte_level_cases() -> list[ConfigCase]:

@@ -34,8 +34,9 @@ from typing import Sequence
 from labkit.conformance.cases import ConfigCase
 from labkit.conformance.corpus import mixed_corpus
 from labkit.conformance.hf_json_configs import (GPT2_SPLIT, QWEN2_SPLIT, SPACE, HFReference, added, base_vocabulary,
-                                                build_json, byte_level, component_labels, metaspace, node, replace,
-                                                seq, split, template)
+                                                build_json, byte_level, metaspace, node, replace,
+                                                json_case, seq, split, template)
+from labkit.conformance.runner import parse_seeds
 
 BASES = ("byte", "plain", "prefix", "suffix", "meta", "wordpiece", "unigram", "wordlevel")
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -68,6 +69,15 @@ WORDS = ("the", "and", "I", "was", "that", "he", "to", "of", "in", "it", "not", 
 # ----------------------------------------------------------------------------- components
 
 
+def _drawn(rng: random.Random, kind: str, counts: tuple[int, ...], one) -> dict | None:
+    """None, one component drawn by ``one(rng)``, or a Sequence of them (how many: a choice of
+    ``counts``); a lone component is written bare or as a Sequence of one, at random."""
+    parts = [one(rng) for _ in range(rng.choice(counts))]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 and rng.random() < 0.5 else seq(kind, *parts)
+
+
 def random_normalizer(rng: random.Random) -> dict | None:
     """None, one normaliser, or a Sequence of 2-4 of them.
 
@@ -77,11 +87,7 @@ def random_normalizer(rng: random.Random) -> dict | None:
         >>> [random_normalizer(random.Random(s)) is None for s in range(3)]  # doctest: +ELLIPSIS
         [...]
     """
-    count = rng.choice((0, 0, 1, 1, 2, 3, 4))
-    parts = [_one_normalizer(rng) for _ in range(count)]
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 and rng.random() < 0.5 else seq("normalizer", *parts)
+    return _drawn(rng, "normalizer", (0, 0, 1, 1, 2, 3, 4), _one_normalizer)
 
 
 def _one_normalizer(rng: random.Random) -> dict:
@@ -118,11 +124,7 @@ def random_pre_tokenizer(rng: random.Random) -> dict | None:
         >>> random_pre_tokenizer(random.Random(1)) == random_pre_tokenizer(random.Random(1))
         True
     """
-    count = rng.choice((0, 1, 1, 1, 2, 2, 3))
-    parts = [_one_pre_tokenizer(rng) for _ in range(count)]
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 and rng.random() < 0.5 else seq("pre_tokenizer", *parts)
+    return _drawn(rng, "pre_tokenizer", (0, 1, 1, 1, 2, 2, 3), _one_pre_tokenizer)
 
 
 def _one_pre_tokenizer(rng: random.Random) -> dict:
@@ -155,11 +157,7 @@ def random_decoder(rng: random.Random) -> dict | None:
         >>> random_decoder(random.Random(3)) == random_decoder(random.Random(3))
         True
     """
-    count = rng.choice((0, 1, 1, 2, 3, 4))
-    parts = [_one_decoder(rng) for _ in range(count)]
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 and rng.random() < 0.5 else seq("decoder", *parts)
+    return _drawn(rng, "decoder", (0, 1, 1, 2, 3, 4), _one_decoder)
 
 
 def _one_decoder(rng: random.Random) -> dict:
@@ -335,17 +333,8 @@ def random_hf_case(seed: int) -> ConfigCase:
     # the post-processor is drawn last: it names ids only the built file knows
     doc["post_processor"] = random_post_processor(rng, base, _framing_tokens(base, added_tokens, doc))
     text = json.dumps(doc, ensure_ascii=False, indent=1)
-    specials = tuple(e["content"] for e in doc["added_tokens"])
-
-    def build(folder: Path, text=text) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "tokenizer.json"
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    texts = tuple(random_texts(seed, specials))
-    return ConfigCase(name=f"hf-random/{seed}", family="hf-random", components=component_labels(doc), build=build,
-                      reference=HFReference, specials=specials, texts=texts, extra={"json": text, "base": base})
+    texts = random_texts(seed, tuple(e["content"] for e in doc["added_tokens"]))
+    return json_case(f"hf-random/{seed}", "hf-random", text, texts=texts, extra={"json": text, "base": base})
 
 
 def random_texts(seed: int, specials: Sequence[str] = (), count: int = 40) -> list[str]:
@@ -530,20 +519,6 @@ def run_seed(seed: int, workdir: Path, engines: Sequence[str] = ("labkit", "defa
         except Exception:
             pass
     return result
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"0:200"`` (a range), ``"5"`` or ``"1,4,9"``.
-
-    Example:
-        >>> from labkit.conformance.random_hf import parse_seeds
-        >>> parse_seeds("2:5"), parse_seeds("7"), parse_seeds("1,4")
-        ([2, 3, 4], [7], [1, 4])
-    """
-    if ":" in text:
-        start, stop = text.split(":")
-        return list(range(int(start), int(stop)))
-    return [int(part) for part in text.split(",")]
 
 
 def run_seeds(seeds: Sequence[int], engines: Sequence[str] = ("labkit", "default"), *, botchan: int = 20,

@@ -42,7 +42,7 @@ from typing import Any
 import sentencepiece
 
 from labkit.conformance.cases import ConfigCase
-from labkit.conformance.runner import run_case
+from labkit.conformance.runner import parse_seeds, run_case
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
 
@@ -629,23 +629,6 @@ def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botc
             elif cell.status == "refused" and cell.engine == "labkit":
                 print(f"    {cell.engine} refused: {cell.message.splitlines()[0][-200:]}", file=out)
     return counts, results, skipped
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"0:100"`` -> range(0, 100); ``"3,7,9"`` -> those seeds.
-
-    Example:
-        >>> parse_seeds("2:5"), parse_seeds("1,9")
-        ([2, 3, 4], [1, 9])
-    """
-    seeds: list[int] = []
-    for part in text.split(","):
-        if ":" in part:
-            a, b = part.split(":")
-            seeds.extend(range(int(a), int(b)))
-        elif part:
-            seeds.append(int(part))
-    return seeds
 
 
 def main(argv: list[str] | None = None) -> int:

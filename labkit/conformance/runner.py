@@ -102,6 +102,25 @@ class MatrixResult:
         return dict(sorted(rows.items()))
 
 
+def parse_seeds(text: str) -> list[int]:
+    """Seeds for the random configurations' commands: ``"0:100"`` (a range), ``"7"``, or a comma
+    list of both.
+
+    Example:
+        >>> from labkit.conformance.runner import parse_seeds
+        >>> parse_seeds("2:5"), parse_seeds("7"), parse_seeds("0:3,9")
+        ([2, 3, 4], [7], [0, 1, 2, 9])
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        if ":" in part:
+            start, stop = part.split(":")
+            seeds.extend(range(int(start), int(stop)))
+        elif part:
+            seeds.append(int(part))
+    return seeds
+
+
 def _folder_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 

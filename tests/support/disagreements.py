@@ -70,13 +70,3 @@ def leading_space_pieces_differ(tok: labkit.Tokenizer, ids: list[int], skip_spec
         else:
             run.append(i)
     return False
-    tokens = tok.vocab.tokens
-    run: list[int] = []
-    for i in [*ids, None]:
-        if i is None or tok.is_special_id(i):
-            if len(run) > 1 and tokens[run[0]] == SPACE and tokens[run[1]].startswith(SPACE):
-                return True
-            run = []
-        else:
-            run.append(i)
-    return False
