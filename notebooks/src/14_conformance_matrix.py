@@ -263,6 +263,12 @@ random_summary
 # %%
 assert random_summary.loc["differs"].sum() == 0
 assert random_summary.loc["exact"].sum() >= 20
+for result in hf_results:  # a refusal names the component, and engine=None serves the file with tokenizers
+    if result.status == "refused":
+        cell = {c.engine: c for c in result.cells}
+        assert any(word in cell["labkit"].message for word in ("normalizer", "pre_tokenizer", "model", "decoder",
+                                                               "post_processor", "added token")), cell["labkit"].message
+        assert cell["default"].status == "exact" and cell["default"].served_by == "hf"
 served = Counter(r.served_by for r in hf_results if r.status == "exact")
 print("labkit's engines that served the exact tokenizer.json seeds:", dict(served))
 first_hf = next(r.seed for r in hf_results if r.status == "exact")
