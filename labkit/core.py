@@ -176,7 +176,9 @@ class VocabData:
                       lowercase, strip_accents, clean_text, handle_chinese_chars: bool (BERT)
       options       model options: byte_fallback (bool), ignore_merges (bool),
                     max_input_chars_per_word (int), continuing_subword_prefix (str),
-                    unk_token (str), fuse_unk (bool), ...
+                    unk_token (str), fuse_unk (bool), reserved_spellings_first (bool: a
+                    spelling shared with a control, unknown or byte piece names that piece's
+                    id, as sentencepiece's PieceToId does), ...
       specials      a SpecialTokens
       added_tokens  tokens matched in raw text before the model (specials, user-defined)
       chat_template str | None: the default chat template (``chat_templates["default"]``)
@@ -377,9 +379,8 @@ class Tokenizer:
                 table.setdefault(t, i)
             for added in self.vocab.added_tokens:
                 table[added.content] = added.id
-            if self.vocab.format == "spm_model":
-                # sentencepiece's PieceToId looks in its reserved pieces (control, unknown, byte)
-                # first: a spelling that is also an ordinary or user-defined piece names the reserved id
+            if self.vocab.options.get("reserved_spellings_first"):
+                # a spelling that is also an ordinary or user-defined piece names the reserved id
                 for i, (t, kind) in enumerate(zip(self.vocab.tokens, self.vocab.token_types)):
                     if kind in (TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_BYTE):
                         table[t] = i

@@ -57,6 +57,23 @@ def median_seconds(fn: Callable[[], object], repeat: int = 5, warmup: int = 0) -
     return statistics.median(times)
 
 
+def best_ms(fn: Callable[[], object], repeat: int = 3) -> float:
+    """The fastest of ``repeat`` runs of ``fn()``, in milliseconds of wall time: the run the
+    machine disturbed least (the notebooks' scaling curves and thread pools use it).
+
+    Example:
+        >>> from labkit.bench.harness import best_ms
+        >>> best_ms(lambda: sum(range(1000)), repeat=2) > 0
+        True
+    """
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times) * 1e3
+
+
 def table(rows: list[dict], columns: list[str]) -> str:
     """A plain-text table for terminal output."""
     widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}

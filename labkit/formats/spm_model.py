@@ -401,6 +401,8 @@ def model_proto_to_vocab(proto: dict[str, Any], source: str) -> VocabData:
         "allow_whitespace_only_pieces": trainer["allow_whitespace_only_pieces"],
         "unk_token": unk,
         "unk_surface": trainer["unk_surface"],
+        # sentencepiece's PieceToId looks in its reserved pieces (control, unknown, byte) first
+        "reserved_spellings_first": True,
     }
     metadata = {
         "trainer_spec": proto["trainer_spec"],

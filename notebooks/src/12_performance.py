@@ -35,19 +35,9 @@ import pandas as pd
 
 from labkit.algorithms import bpe
 from labkit.bench import serving
-from labkit.bench.harness import corpus, median_seconds
+from labkit.bench.harness import best_ms, corpus, median_seconds
 
 serving.import_engines()  # engine code imported once, so memory below counts tokenizers
-
-
-def best_ms(fn, repeat):
-    """The fastest of ``repeat`` runs of ``fn()``, in milliseconds (least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times) * 1e3
 
 TEXT = corpus(0.3)        # botchan.txt, repeated: English prose
 pd.set_option("display.precision", 3)

@@ -41,19 +41,7 @@ from labkit.algorithms import bpe
 from labkit.bench import serving
 from labkit.bench import stop as stop_bench
 from labkit.bench import stream as stream_bench
-from labkit.bench.harness import corpus
-
-
-def best_ms(fn, repeat):
-    """The fastest of ``repeat`` runs of ``fn()``, in milliseconds (least disturbed by the machine)."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times) * 1e3
-
-
+from labkit.bench.harness import best_ms, corpus
 from labkit.bench.probes import ids_only  # each library's own ids-only call (notebook 12)
 
 TEXT = corpus(0.3)        # botchan.txt, repeated: English prose
