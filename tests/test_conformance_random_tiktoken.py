@@ -8,6 +8,7 @@ from unittest import mock
 import pytest
 
 import labkit
+import labkit.engines.labkit_bpe_byte as byte_engine
 from labkit.conformance import random_tiktoken as rt
 
 SEEDS = range(0, 40)
@@ -37,14 +38,15 @@ def test_the_draws_cover_every_edit_split_and_the_long_word_loop(tmp_path):
     assert {edit for d in drawn for edit in d.edits} == set(rt.EDITS)
     assert len({d.pre for d in drawn}) >= 6
     calls = Counter()
-    real = labkit.engines.labkit_bpe_byte.bpe_rank_buckets
+    real = byte_engine.bpe_rank_buckets
 
     def counted(*args):
         calls["long words"] += 1
         return real(*args)
 
-    with mock.patch.object(labkit.engines.labkit_bpe_byte, "bpe_rank_buckets", counted):
-        assert rt.check_seed(5, tmp_path, engines=("labkit",), corpus=[]) == {"labkit": "exact"}
+    seed = next(s for s in SEEDS if "missing_byte" not in rt.draw_file(s).edits)  # else bytes go the slow way
+    with mock.patch.object(byte_engine, "bpe_rank_buckets", counted):
+        assert rt.check_seed(seed, tmp_path, engines=("labkit",), corpus=[]) == {"labkit": "exact"}
     assert calls["long words"] >= 3  # the long runs of random_texts go through it
 
 
@@ -65,3 +67,35 @@ def test_the_command_prints_totals(capsys):
     assert rt.main(["--seeds", "0:3", "--engines", "labkit,tiktoken"]) == 0
     out = capsys.readouterr().out
     assert "labkit: exact 3, refused 0, skipped 0, differs 0" in out
+
+
+def _file_without_z(tmp_path):
+    import base64
+
+    ranks = {bytes([b]): b for b in range(256) if b != ord("z")}
+    ranks.update({b"ab": 256, b"zq": 257, b"zzz": 258})
+    path = tmp_path / "no_z.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+    import tiktoken
+
+    return path, tiktoken.Encoding("no_z", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+
+
+def test_a_byte_with_no_rank_merges_like_tiktoken_and_fails_where_tiktoken_fails(tmp_path):
+    """tiktoken keeps a byte with no rank as a part (a merge may take it in) and panics if it is
+    left alone; labkit gave an answer there (it dropped the byte, as tokenizers does)."""
+    path, reference = _file_without_z(tmp_path)
+    tok = labkit.load(path, engine="labkit", pre="gpt-2")
+    for text in ("zqab", "zzz", "ab zq", "a" * 40 + "zq"):  # the last goes through the long-word loop
+        assert tok.encode(text).ids == reference.encode_ordinary(text)
+    for text in ("zab", "a" * 40 + "z"):
+        with pytest.raises(BaseException):  # tiktoken: a Rust panic
+            reference.encode_ordinary(text)
+        with pytest.raises(labkit.LabkitError, match="byte 0x7A"):
+            tok.encode(text)
+
+
+def test_the_hf_engine_refuses_a_tiktoken_file_missing_a_byte(tmp_path):
+    path, _ = _file_without_z(tmp_path)
+    with pytest.raises(labkit.LabkitError, match="0x7A has no rank"):
+        labkit.load(path, engine="hf", pre="gpt-2")

@@ -451,6 +451,12 @@ def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
         merges = list(vocab.merges)
         ignore_merges = spec.ignore_merges
     elif vocab.token_bytes is not None:
+        singles = {raw for raw in vocab.token_bytes if raw is not None and len(raw) == 1}
+        if len(singles) != 256:
+            missing = min(set(range(256)) - {raw[0] for raw in singles})
+            raise EngineUnavailable(
+                f"{vocab.name}: byte 0x{missing:02X} has no rank; tokenizers would drop it where tiktoken fails, "
+                "so the hf engine cannot serve this file exactly")
         merges = list(_merges_from_ranks_memo(tuple(vocab.token_bytes)))
         # tiktoken looks a whole pre-token up before merging
         ignore_merges = True

@@ -129,8 +129,11 @@ class ByteLevelBPE(LabkitTokenizer):
         else:
             raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
         # single bytes with no token (real vocabularies miss 0x0B, or 0xF1/0xF2): tokenizers
-        # drops such a byte and merges what is left, so labkit does too
-        self._missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
+        # drops such a byte and merges what is left, so labkit does too; tiktoken keeps it as
+        # a part (a merge may still take it in) and fails if it is left alone, so a .tiktoken
+        # file's missing byte is a LabkitError only where it stays alone
+        missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
+        self._missing = missing if vocab.merges is not None else frozenset()
         # long words merge over ids (bpe_rank_buckets); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
         self._pairs: dict[int, int] = {}  # bounded in _long_word_ids, before each word
