@@ -239,24 +239,31 @@ assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 #   tokens with random flags and awkward spellings;
 # - `python -m labkit.conformance.random_spm --seeds 0:500`: a `.model` trained with a random
 #   combination of trainer options, its proto sometimes edited into what a user's file can
-#   hold and training never writes (unused or control pieces, tied scores, a denormaliser).
+#   hold and training never writes (unused or control pieces, tied scores, a denormaliser);
+# - `python -m labkit.conformance.random_tiktoken --seeds 0:2000`: a user's own `.tiktoken`
+#   rank file (tokens joined from earlier ones, and sometimes a token ranked below its part,
+#   words no merge reaches, rank gaps, a byte with no rank) under one of eight splits,
+#   compared with `tiktoken.Encoding` built from the same ranks and called directly.
 #
 # Each seed is **exact**, **refused** at load (the message names what labkit does not
 # implement; `engine=None` then serves the file with the library), **skipped** (the reference
 # itself refuses, crashes or answers at random), or **differs**: a bug, which the tests fail
-# on. The regression tests in `tests/test_conformance_random_hf.py` and
-# `tests/test_conformance_random_spm.py` pin each difference these commands found. A few
-# seeds of each, here:
+# on. The regression tests in `tests/test_conformance_random_hf.py`,
+# `tests/test_conformance_random_spm.py` and `tests/test_conformance_random_tiktoken.py` pin
+# each difference these commands found. A few seeds of each, here:
 
 # %%
-from labkit.conformance import random_hf, random_spm
+from labkit.conformance import random_hf, random_spm, random_tiktoken
 
 hf_results = random_hf.run_seeds(range(24), engines=("labkit", "default"), botchan=4)
 spm_counts, spm_cells, _ = random_spm.run_seeds(range(6), workdir / "random-spm", engines=("labkit", "default"),
                                                  botchan=2, out=open(workdir / "random-spm.log", "w"))
+(workdir / "random-tiktoken").mkdir()
+tiktoken_counts = random_tiktoken.run_seeds(range(40), workdir / "random-tiktoken", engines=("labkit",))
 random_summary = pd.DataFrame({
     "tokenizer.json (24 seeds)": Counter(r.status for r in hf_results),
     ".model (6 seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
+    ".tiktoken (40 seeds)": {k: tiktoken_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
 }).reindex(["exact", "refused", "differs", "skipped"]).fillna(0).astype(int)
 random_summary
 
@@ -276,6 +283,30 @@ print(f"an exact one, seed {first_hf}:", "; ".join(f"{kind} {label}" for kind, l
                                                 in random_hf.random_hf_case(first_hf).components))
 first_spm = next(seed for seed, cells in spm_cells.items() if all(c.status == "exact" for c in cells))
 print("an exact .model,", random_spm.describe(first_spm))
+print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
+
+# %% [markdown]
+# One thing the `.tiktoken` draws found: a file in which some byte has no rank. `tokenizers`
+# drops such a byte and merges the rest; tiktoken keeps it as a part (a merge may still take
+# it in) and fails when it is left alone. labkit used to drop it, giving an answer where the
+# reference has none. Now it follows tiktoken, and where tiktoken fails it raises a
+# `LabkitError` that names the byte:
+
+# %%
+import base64
+
+import tiktoken
+
+no_z = {bytes([b]): b for b in range(256) if b != ord("z")} | {b"ab": 256, b"zq": 257}
+(workdir / "no_z.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in no_z.items()))
+tiktoken_direct = tiktoken.Encoding("no_z", pat_str=r"\S+|\s+", mergeable_ranks=no_z, special_tokens={})
+no_z_tok = labkit.load(workdir / "no_z.tiktoken", engine="labkit", pre="gpt-2")
+print("'zqab':  tiktoken", tiktoken_direct.encode_ordinary("zqab"), " labkit", no_z_tok.encode("zqab").ids)
+try:
+    no_z_tok.encode("zab")
+except labkit.LabkitError as exc:
+    print("'zab':   labkit raises:", exc)
+assert no_z_tok.encode("zqab").ids == tiktoken_direct.encode_ordinary("zqab") == [257, 256]
 
 # %% [markdown]
 # ## Try it
@@ -317,9 +348,10 @@ check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 #   and `engine=None`; the `hf` engine refuses every `.model`, because `tokenizers`'
 #   conversion differs somewhere on each configuration. `convert_model_file` gives that
 #   conversion by name, for comparisons.
-# - Beyond the matrix, `labkit.conformance.random_hf` and `random_spm` draw whole
-#   configurations at random; every seed is exact, refused at load, or skipped because the
-#   reference itself cannot answer.
+# - Beyond the matrix, `labkit.conformance.random_hf`, `random_spm` and `random_tiktoken`
+#   draw whole configurations at random; every seed is exact, refused at load, or skipped
+#   because the reference itself cannot answer. Where the reference fails on a text (a
+#   `.tiktoken` byte with no rank), labkit raises a `LabkitError` instead of answering.
 
 # %%
 import shutil
