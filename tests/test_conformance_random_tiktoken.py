@@ -99,3 +99,25 @@ def test_the_hf_engine_refuses_a_tiktoken_file_missing_a_byte(tmp_path):
     path, _ = _file_without_z(tmp_path)
     with pytest.raises(labkit.LabkitError, match="0x7A has no rank"):
         labkit.load(path, engine="hf", pre="gpt-2")
+
+
+def test_the_hf_engine_cuts_whitespace_at_the_end_as_cl100k_does(tmp_path):
+    """Seed 1050: the hf engine handed tokenizers the Llama-3 regex for cl100k, which cuts
+    ' \\n ' at the end of a text into ' \\n' + ' '; cl100k keeps it whole (so BPE gives
+    ' ' + '\\n '). The shipped cl100k ranks hide it; a user's file need not."""
+    import base64
+
+    import tiktoken
+
+    from labkit.algorithms.pretokenize import get_pre_tokenizer
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"\n ": 256}
+    path = tmp_path / "newline_space.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+    reference = tiktoken.Encoding("ns", pat_str=get_pre_tokenizer("cl100k").pattern, mergeable_ranks=ranks,
+                                  special_tokens={})
+    for engine in ("hf", "labkit", "tiktoken"):
+        tok = labkit.load(path, engine=engine, pre="cl100k")
+        for text in ("a \n ", "x\t\n ", "a \n b"):
+            assert tok.encode(text).ids == reference.encode_ordinary(text), (engine, text)
+    assert reference.encode_ordinary("a \n ") == [97, 32, 256]

@@ -439,14 +439,13 @@ def _vocab_dict(vocab: VocabData) -> dict[str, int]:
 
 # ----------------------------------------------------------------------------- byte-level BPE
 
-# tiktoken spells its regexes with possessive quantifiers; Oniguruma (inside tokenizers)
-# reads "{1,3}+" as a repeated group, so tokenizers gets the same split in plain spelling
-_ONIG_SPELLING = {"cl100k": "llama3", "r50k": "gpt-2"}
-
-
 def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
     spec = get_pre_tokenizer(vocab.pre or "default")
-    regexes = get_pre_tokenizer(_ONIG_SPELLING.get(spec.name, spec.name)).regexes
+    # tiktoken spells its regexes with possessive quantifiers, which Oniguruma (inside
+    # tokenizers) reads otherwise ("{1,3}+" as a repeated group); ``regexes`` holds the plain
+    # spelling of the same split (cl100k's and r50k's whitespace at the end of the text
+    # included, where the Llama-3 and GPT-2 regexes cut differently)
+    regexes = spec.regexes
     if vocab.merges is not None:
         merges = list(vocab.merges)
         ignore_merges = spec.ignore_merges
