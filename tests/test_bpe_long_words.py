@@ -94,3 +94,62 @@ def test_score_buckets_equal_the_heap_on_shuffled_toy_scores():
         model = SpmBpeModel(pieces, scores, types)
         for word in _words(rng, "abc", 30, 50):
             assert model.merge_buckets(word) == model.merge(word) == model.merge_naive(word), (seed, word)
+
+
+# ----------------------------------------------------------------------------- chunks
+
+
+def test_rank_chunks_equal_the_whole_word_on_gpt2_with_tiny_chunks(gpt2, monkeypatch):
+    """Chunks of 5 to 300 parts put a cut every few tokens: each must hold or be undone (and a
+    few are undone: the check is not a formality)."""
+    verdicts = []
+    check = bpe._cut_holds
+    monkeypatch.setattr(bpe, "_cut_holds", lambda *args: verdicts.append(check(*args)) or verdicts[-1])
+    rng = random.Random(8)
+    for word in _words(rng, "abcdefghijklmnopqrstuvwxyz", 6, 3000) + _words(rng, "0123456789", 4, 2000) + ["ab" * 900]:
+        start = [gpt2._byte_ids[b] for b in word.encode()]
+        whole = bpe.bpe_rank_buckets(start, gpt2._pairs, gpt2._pair)
+        for chunk in (5, 17, 300):
+            assert bpe.bpe_rank_chunks(start, gpt2._pairs, gpt2._pair, chunk=chunk) == whole, (word[:20], chunk)
+    assert verdicts.count(True) > 1000 and verdicts.count(False) >= 1
+
+
+def test_rank_chunks_equal_the_heap_on_shuffled_toy_ranks():
+    """Toy ranks where long tokens can outrank their parts: chunks that cannot be cut (a merge
+    makes a better pair than itself) are merged whole, and the ids never change."""
+    for seed in range(40):
+        rng = random.Random(seed)
+        ranks = _toy_rank_vocab(rng)
+        rank = bpe.concat_ranker(ranks)
+        id_bytes = {i: t for t, i in ranks.items()}
+
+        def pair(a, b):
+            r = rank(id_bytes[a], id_bytes[b])
+            return -1 if r is None else (r << 24) | ranks[id_bytes[a] + id_bytes[b]]
+
+        for word in _words(rng, "abc", 8, 400):
+            data = word.encode()
+            expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)] if data else []
+            for chunk in (3, 8, 40):
+                assert bpe.bpe_rank_chunks([ranks[bytes([b])] for b in data], {}, pair, chunk=chunk) == expected
+
+
+def test_a_cut_the_merges_would_join_is_undone():
+    """'ab' + 'ab' ... with the pair (ab, ab) ranked: a cut between two 'ab' looks like a token end
+    to each side alone, but the two would be joined into 'abab', so the check refuses it."""
+    a, b, ab, abab = 0, 1, 2, 3
+    table = {(a << 24) | b: (0 << 24) | ab, (ab << 24) | ab: (1 << 24) | abab}
+    left = bpe._merged_chunk([a, b, a, b], 0, 2, dict(table), lambda x, y: -1)
+    right = bpe._merged_chunk([a, b, a, b], 2, 4, dict(table), lambda x, y: -1)
+    assert left[0] == right[0] == [ab]
+    assert not bpe._cut_holds(left[2], right[1], dict(table), lambda x, y: -1)
+    word = [a, b] * 50
+    assert bpe.bpe_rank_chunks(word, dict(table), lambda x, y: -1, chunk=6) == [abab] * 25
+
+
+def test_score_chunks_equal_the_heap_on_llama(llama):
+    model = llama.model
+    rng = random.Random(4)
+    for text in _words(rng, "abcdefghij", 3, 9000) + ["▁" * 9000]:
+        normalized = llama.normalizer.normalize(text)
+        assert model.merge_buckets(normalized) == model.merge(normalized), text[:20]

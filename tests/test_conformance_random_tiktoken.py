@@ -38,14 +38,14 @@ def test_the_draws_cover_every_edit_split_and_the_long_word_loop(tmp_path):
     assert {edit for d in drawn for edit in d.edits} == set(rt.EDITS)
     assert len({d.pre for d in drawn}) >= 6
     calls = Counter()
-    real = byte_engine.bpe_rank_buckets
+    real = byte_engine.bpe_rank_chunks
 
     def counted(*args):
         calls["long words"] += 1
         return real(*args)
 
     seed = next(s for s in SEEDS if "missing_byte" not in rt.draw_file(s).edits)  # else bytes go the slow way
-    with mock.patch.object(byte_engine, "bpe_rank_buckets", counted):
+    with mock.patch.object(byte_engine, "bpe_rank_chunks", counted):
         assert rt.check_seed(seed, tmp_path, engines=("labkit",), corpus=[]) == {"labkit": "exact"}
     assert calls["long words"] >= 3  # the long runs of random_texts go through it
 

@@ -221,9 +221,28 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
         >>> bpe_rank_buckets([71, 72], {}, lambda a, b: 300)
         [300]
     """
-    n = len(ids)
-    if n < 2:
+    if len(ids) < 2:
         return list(ids)
+    merged = _merge_in_buckets(ids, known, pair)
+    if merged is None:
+        return None
+    sym, nxt = merged
+    out = []
+    k = 0
+    while k >= 0:
+        out.append(sym[k])
+        k = nxt[k]
+    return out
+
+
+def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                      edges: list | None = None) -> tuple[list[int], list[int]] | None:
+    """The loop of :func:`bpe_rank_buckets`: the parts (``sym``) and their links (``nxt``,
+    from position 0) once no pair merges; None when a merge's bytes are not a token. With
+    ``edges`` (a list), each merge that changes the first or the last part is recorded there
+    as ``(first?, last?, rank, new id)``, and None is returned as soon as a merge makes a
+    pair of a lower rank than its own (what :func:`bpe_rank_chunks` cannot cut)."""
+    n = len(ids)
     get = known.get
     sym = list(ids)
     # made[i]: what the pair now starting at i makes, (rank << 24) | new_id, or -1 (none / merged away)
@@ -273,6 +292,8 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
             made[j] = -1
             k = nxt[j]
             nxt[i] = k
+            if edges is not None and (i == 0 or k < 0):
+                edges.append((i == 0, k < 0, rank, merged))
             lowest = rank
             # the two new pairs below are filed by the same inlined lines on purpose: a helper
             # call per merge costs more than the bucket work it would hold (the hot loop)
@@ -322,6 +343,8 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
                 elif v == -2:
                     return None
             if lowest < rank:
+                if edges is not None:
+                    return None
                 finished = False  # a lower rank appeared: it merges before the rest of this bucket
                 break
         if finished:
@@ -329,12 +352,114 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
             pop(ranks)
         else:  # what is left of this bucket waits for the lower rank (an empty one is dropped later)
             buckets[rank] = sooner + positions[ahead:]
+    return sym, nxt
+
+
+# a long word merges in chunks of about this many parts (a chunk's lists stay in the CPU's
+# caches; the whole word's do not, and per part it then costs twice as much)
+CHUNK_PARTS = 4096
+# the window BPE runs on around a planned cut to find where a token will likely end
+_PROBE_PARTS = 32
+_NEVER = 1 << 62  # the rank at which a final part is merged away: never
+
+
+def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                    chunk: int = CHUNK_PARTS) -> list[int] | None:
+    """:func:`bpe_rank_buckets` on a long word, chunk by chunk: the same ids, cut only where
+    the merges provably never join the two sides.
+
+    Merges on two sides of a cut run independently as long as no merge joins the part
+    ending at the cut with the part starting there. Each chunk is merged on its own,
+    recording the parts at its two ends over time: each lives from the rank of the merge
+    that made it to the rank of the merge that takes it in (rank order is time, as long as
+    no merge makes a pair of a lower rank than its own; a chunk that does is not cut). Two
+    parts facing each other across a cut while both live would be joined unless their pair
+    has no rank or its rank comes after one of them is gone; a cut where any pair might be
+    joined is undone (the two chunks merge again as one). Cuts are placed where BPE on a
+    small window around them ends a token, so they are rarely undone.
+
+    Example:
+        >>> from labkit.algorithms.bpe import bpe_rank_chunks, bpe_rank_buckets
+        >>> table = {(0 << 24) | 1: (0 << 24) | 2, (2 << 24) | 2: (1 << 24) | 3}  # 0+1 -> 2, 2+2 -> 3
+        >>> word = [0, 1] * 9
+        >>> bpe_rank_chunks(word, dict(table), lambda a, b: -1, chunk=4) == bpe_rank_buckets(word, dict(table), lambda a, b: -1)
+        True
+    """
+    n = len(ids)
+    if n < 2 * chunk:
+        return bpe_rank_buckets(ids, known, pair)
+    cuts = [0]
+    for target in range(chunk, n - chunk // 2, chunk):
+        cut = _likely_token_end(ids, target, known, pair)
+        if cut is None:  # a merge whose bytes are not a token, or an odd rank order, near here
+            return bpe_rank_buckets(ids, known, pair)
+        if cut > cuts[-1]:
+            cuts.append(cut)
+    cuts.append(n)
+    done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
+    for start, end in zip(cuts, cuts[1:]):
+        merged = _merged_chunk(ids, start, end, known, pair)
+        while merged is not None and done and not _cut_holds(done[-1][3], merged[1], known, pair):
+            start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
+            merged = _merged_chunk(ids, start, end, known, pair)
+        if merged is None:
+            return bpe_rank_buckets(ids, known, pair)
+        done.append((start, *merged))
+    return [token for chunk_out in done for token in chunk_out[1]]
+
+
+def _likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
+    """A position near ``target`` where BPE on a small window around it ends a token."""
+    lo, hi = max(0, target - _PROBE_PARTS), min(len(ids), target + _PROBE_PARTS)
+    merged = _merge_in_buckets(ids[lo:hi], known, pair, edges=[])
+    if merged is None:
+        return None
+    _, nxt = merged
+    best, k = lo, 0
+    while k >= 0:
+        if abs(lo + k - target) < abs(best - target):
+            best = lo + k
+        k = nxt[k]
+    return best
+
+
+def _merged_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | None:
+    """ids[start:end] merged: (ids out, parts at its start, parts at its end), each part as
+    (id, rank it was made at, rank it is merged away at); None if it cannot be cut."""
+    edges: list = []
+    merged = _merge_in_buckets(ids[start:end], known, pair, edges)
+    if merged is None:
+        return None
+    sym, nxt = merged
     out = []
     k = 0
     while k >= 0:
         out.append(sym[k])
         k = nxt[k]
-    return out
+    first, last = [[ids[start], -1, _NEVER]], [[ids[end - 1], -1, _NEVER]]
+    for is_first, is_last, rank, made in edges:
+        for side, changed in ((first, is_first), (last, is_last)):
+            if changed:
+                side[-1][2] = rank
+                side.append([made, rank, _NEVER])
+    return out, first, last
+
+
+def _cut_holds(left_parts: list, right_parts: list, known, pair) -> bool:
+    """True if no part at the end of the left chunk is ever joined with a part at the start
+    of the right chunk (each as ``[id, made at, gone at]``)."""
+    for x, x_made, x_gone in left_parts:
+        for y, y_made, y_gone in right_parts:
+            gone = min(x_gone, y_gone)
+            if max(x_made, y_made) > gone:
+                continue  # never side by side
+            value = known.get((x << 24) | y)
+            if value is None:
+                value = pair(x, y)
+            # a pair ranked before one of them is gone would be merged (ties too: leftmost first)
+            if value == -2 or (value >= 0 and value >> 24 <= gone):
+                return False
+    return True
 
 
 def _walk(nxt: list[int], start: int, stop: int | None = None):

@@ -39,7 +39,7 @@ from operator import add, not_
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
-from labkit.algorithms.bpe import bpe_rank_buckets
+from labkit.algorithms.bpe import bpe_rank_chunks
 from labkit.algorithms.merge_step import MergeStep
 from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
@@ -345,7 +345,7 @@ class SpmBpeModel:
     # -- step 2c: buckets by score, for long texts -------------------------------
     def merge_buckets(self, text: str) -> list[str]:
         """The merges of :meth:`merge`, several times faster on long texts: the bucket loop of
-        byte-level BPE (:func:`labkit.algorithms.bpe.bpe_rank_buckets`) run over piece ids, a
+        byte-level BPE (:func:`labkit.algorithms.bpe.bpe_rank_chunks`) run over piece ids, a
         pair's rank being its merged piece's place among the distinct scores (best first).
 
         Symbols that never merge (unknown characters, user-defined pieces cut out whole) get
@@ -380,14 +380,14 @@ class SpmBpeModel:
             return self.merge(text)
         if len(self._pair_memo) > PAIR_MEMO_ENTRIES:
             self._pair_memo.clear()  # bounded memory
-        merged = bpe_rank_buckets(ids, self._pair_memo, self._pair)
+        merged = bpe_rank_chunks(ids, self._pair_memo, self._pair)
         if not stand_in:
             return [tokens[i] for i in merged]
         spelling = {size + k: s for s, k in stand_in.items()}
         return [tokens[i] if i < size else spelling[i] for i in merged]
 
     def _pair(self, left: int, right: int) -> int:
-        """What merging two piece ids makes, packed for bpe_rank_buckets and memoised."""
+        """What merging two piece ids makes, packed for bpe_rank_chunks and memoised."""
         size = len(self.tokens)
         value = -1
         if left < size and right < size:

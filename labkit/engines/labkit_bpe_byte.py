@@ -26,7 +26,7 @@ import unicodedata
 from labkit.algorithms.bpe import (
     MergeTrace,
     bpe_heap,
-    bpe_rank_buckets,
+    bpe_rank_chunks,
     bpe_naive,
     byte_parts,
     concat_ranker,
@@ -134,7 +134,7 @@ class ByteLevelBPE(LabkitTokenizer):
         # file's missing byte is a LabkitError only where it stays alone
         missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
         self._missing = missing if vocab.merges is not None else frozenset()
-        # long words merge over ids (bpe_rank_buckets); what each pair of ids makes is memoised
+        # long words merge over ids (bpe_rank_chunks); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
         self._pairs: dict[int, int] = {}  # bounded in _long_word_ids, before each word
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
@@ -205,10 +205,10 @@ class ByteLevelBPE(LabkitTokenizer):
             return None
         if len(self._pairs) > PAIR_MEMO_ENTRIES:
             self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
-        return bpe_rank_buckets(start, self._pairs, self._pair)
+        return bpe_rank_chunks(start, self._pairs, self._pair)
 
     def _pair(self, left: int, right: int) -> int:
-        """What merging two ids makes, packed for :func:`bpe_rank_buckets` and memoised there."""
+        """What merging two ids makes, packed for :func:`bpe_rank_chunks` and memoised there."""
         a, b = self.id_bytes[left], self.id_bytes[right]
         rank = self.rank(a, b)
         if rank is None:
