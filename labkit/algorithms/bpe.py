@@ -357,7 +357,7 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
 
 # a long word merges in chunks of about this many parts (a chunk's lists stay in the CPU's
 # caches; the whole word's do not, and per part it then costs twice as much)
-CHUNK_PARTS = 4096
+CHUNK_PARTS = 1024
 # the window BPE runs on around a planned cut to find where a token will likely end
 _PROBE_PARTS = 32
 _NEVER = 1 << 62  # the rank at which a final part is merged away: never
