@@ -103,8 +103,8 @@ def test_rank_chunks_equal_the_whole_word_on_gpt2_with_tiny_chunks(gpt2, monkeyp
     """Chunks of 5 to 300 parts put a cut every few tokens: each must hold or be undone (and a
     few are undone: the check is not a formality)."""
     verdicts = []
-    check = bpe._cut_holds
-    monkeypatch.setattr(bpe, "_cut_holds", lambda *args: verdicts.append(check(*args)) or verdicts[-1])
+    check = bpe.cut_holds
+    monkeypatch.setattr(bpe, "cut_holds", lambda *args: verdicts.append(check(*args)) or verdicts[-1])
     rng = random.Random(8)
     for word in _words(rng, "abcdefghijklmnopqrstuvwxyz", 6, 3000) + _words(rng, "0123456789", 4, 2000) + ["ab" * 900]:
         start = [gpt2._byte_ids[b] for b in word.encode()]
@@ -139,10 +139,10 @@ def test_a_cut_the_merges_would_join_is_undone():
     to each side alone, but the two would be joined into 'abab', so the check refuses it."""
     a, b, ab, abab = 0, 1, 2, 3
     table = {(a << 24) | b: (0 << 24) | ab, (ab << 24) | ab: (1 << 24) | abab}
-    left = bpe._merged_chunk([a, b, a, b], 0, 2, dict(table), lambda x, y: -1)
-    right = bpe._merged_chunk([a, b, a, b], 2, 4, dict(table), lambda x, y: -1)
+    left = bpe.merge_chunk([a, b, a, b], 0, 2, dict(table), lambda x, y: -1)
+    right = bpe.merge_chunk([a, b, a, b], 2, 4, dict(table), lambda x, y: -1)
     assert left[0] == right[0] == [ab]
-    assert not bpe._cut_holds(left[2], right[1], dict(table), lambda x, y: -1)
+    assert not bpe.cut_holds(left[2], right[1], dict(table), lambda x, y: -1)
     word = [a, b] * 50
     assert bpe.bpe_rank_chunks(word, dict(table), lambda x, y: -1, chunk=6) == [abab] * 25
 

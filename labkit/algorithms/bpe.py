@@ -390,7 +390,7 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
         return bpe_rank_buckets(ids, known, pair)
     cuts = [0]
     for target in range(chunk, n - chunk // 2, chunk):
-        cut = _likely_token_end(ids, target, known, pair)
+        cut = likely_token_end(ids, target, known, pair)
         if cut is None:  # a merge whose bytes are not a token, or an odd rank order, near here
             return bpe_rank_buckets(ids, known, pair)
         if cut > cuts[-1]:
@@ -398,18 +398,25 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     cuts.append(n)
     done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
     for start, end in zip(cuts, cuts[1:]):
-        merged = _merged_chunk(ids, start, end, known, pair)
-        while merged is not None and done and not _cut_holds(done[-1][3], merged[1], known, pair):
+        merged = merge_chunk(ids, start, end, known, pair)
+        while merged is not None and done and not cut_holds(done[-1][3], merged[1], known, pair):
             start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
-            merged = _merged_chunk(ids, start, end, known, pair)
+            merged = merge_chunk(ids, start, end, known, pair)
         if merged is None:
             return bpe_rank_buckets(ids, known, pair)
         done.append((start, *merged))
     return [token for chunk_out in done for token in chunk_out[1]]
 
 
-def _likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
-    """A position near ``target`` where BPE on a small window around it ends a token."""
+def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
+    """A position near ``target`` where BPE on a small window around it ends a token (None
+    if a merge there makes a pair of a lower rank than its own, or bytes that are no token).
+
+    Example (0+1 -> 2: every token is two parts long, so tokens end at even positions):
+        >>> from labkit.algorithms.bpe import likely_token_end
+        >>> likely_token_end([0, 1] * 40, 41, {1: 2}, lambda a, b: -1)
+        40
+    """
     lo, hi = max(0, target - _PROBE_PARTS), min(len(ids), target + _PROBE_PARTS)
     merged = _merge_in_buckets(ids[lo:hi], known, pair, edges=[])
     if merged is None:
@@ -423,9 +430,17 @@ def _likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
     return best
 
 
-def _merged_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | None:
+def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | None:
     """ids[start:end] merged: (ids out, parts at its start, parts at its end), each part as
-    (id, rank it was made at, rank it is merged away at); None if it cannot be cut."""
+    ``[id, rank it was made at, rank it is merged away at]`` (-1: there from the start; a
+    huge number: never merged away); None if it cannot be cut.
+
+    Example (0+1 -> 2 at rank 0, 2+2 -> 3 at rank 1):
+        >>> from labkit.algorithms.bpe import merge_chunk
+        >>> out, first, last = merge_chunk([0, 1, 0, 1], 0, 4, {1: 2, (2 << 24) | 2: (1 << 24) | 3}, lambda a, b: -1)
+        >>> out, [part[:2] for part in first]
+        ([3], [[0, -1], [2, 0], [3, 1]])
+    """
     edges: list = []
     merged = _merge_in_buckets(ids[start:end], known, pair, edges)
     if merged is None:
@@ -445,9 +460,17 @@ def _merged_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | 
     return out, first, last
 
 
-def _cut_holds(left_parts: list, right_parts: list, known, pair) -> bool:
+def cut_holds(left_parts: list, right_parts: list, known, pair) -> bool:
     """True if no part at the end of the left chunk is ever joined with a part at the start
-    of the right chunk (each as ``[id, made at, gone at]``)."""
+    of the right chunk (each as ``[id, made at, gone at]``, from :func:`merge_chunk`).
+
+    Example (two 'ab' tokens side by side, and 'ab'+'ab' ranked: the cut between them fails):
+        >>> from labkit.algorithms.bpe import merge_chunk, cut_holds
+        >>> table, no_merge = {1: 2, (2 << 24) | 2: (1 << 24) | 3}, lambda a, b: -1
+        >>> left, right = merge_chunk([0, 1], 0, 2, table, no_merge), merge_chunk([0, 1], 0, 2, table, no_merge)
+        >>> cut_holds(left[2], right[1], table, no_merge)
+        False
+    """
     for x, x_made, x_gone in left_parts:
         for y, y_made, y_gone in right_parts:
             gone = min(x_gone, y_gone)
