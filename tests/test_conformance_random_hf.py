@@ -385,3 +385,28 @@ def test_a_slice_of_seeds_never_differs():
     served = {r.served_by for r in results if r.status == "exact"}
     assert {"PipelineTokenizer", "ByteLevelBPE", "WordPieceTokenizer"} <= served, served
     print(counts, f"{time.perf_counter() - started:.1f} s")
+
+
+# ----------------------------------------------------------------------------- drawn vocabularies
+
+
+def _with_merges(base: str, edit, **parts) -> str:
+    """``base``'s tokenizer.json with ``edit(model)`` applied to its model (vocab and merges)."""
+    doc = json.loads(build_json(base, **parts))
+    edit(doc["model"])
+    return json.dumps(doc, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("base,parts,engine", [("byte", _BYTE_PARTS, "ByteLevelBPE"),
+                                               ("plain", dict(pre_tokenizer=node("WhitespaceSplit")), "PipelineTokenizer")])
+def test_a_merge_listed_twice_takes_its_last_rank(tmp_path, base, parts, engine):
+    # tokenizers collects the merges into a map, so a merge listed again at the end ranks last;
+    # labkit kept the first rank: with merges (b c), (a b), (b c) 'abc' gave ['a', 'bc'] where
+    # tokenizers gives ['ab', 'c'] (found by drawn vocabularies with duplicate merges)
+    def repeat_first_merges(model):
+        model["merges"] += model["merges"][:30]
+
+    path = _write(tmp_path, _with_merges(base, repeat_first_merges, **parts))
+    texts = ["the teacher said that", "I was in the school " * 3, "thethethe" * 40]
+    assert _differences(path, texts, engine=engine) == []
+

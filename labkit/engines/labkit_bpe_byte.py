@@ -105,6 +105,9 @@ class ByteLevelBPE(LabkitTokenizer):
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
+            # a merge listed twice: tokenizers collects the merges into a map (the last rank
+            # stays), llama.cpp emplaces them (the first stays)
+            last_rank_wins = vocab.format == "hf_json"
             # merge halves are nearly always tokens: spell each string once, not once per merge
             spelled: dict[str, bytes | None] = {}
             for index, (left, right) in enumerate(vocab.merges):
@@ -116,7 +119,8 @@ class ByteLevelBPE(LabkitTokenizer):
                     rb = spelled[right] = try_gpt2_to_bytes(right)
                 if lb is None or rb is None:
                     raise FormatError(f"{vocab.name}: merge #{index} {left!r} {right!r} is not GPT-2 byte spelling")
-                ranks.setdefault((lb, rb), index)
+                if last_rank_wins or (lb, rb) not in ranks:
+                    ranks[lb, rb] = index
             self.pair_ranks = ranks
             self.rank = pair_ranker(ranks)
             self.ignore_merges = bool(vocab.options.get("ignore_merges", self.pre.ignore_merges))
