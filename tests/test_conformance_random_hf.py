@@ -410,3 +410,20 @@ def test_a_merge_listed_twice_takes_its_last_rank(tmp_path, base, parts, engine)
     texts = ["the teacher said that", "I was in the school " * 3, "thethethe" * 40]
     assert _differences(path, texts, engine=engine) == []
 
+
+def test_a_byte_without_token_takes_no_room_in_the_offsets(tmp_path):
+    # tokenizers' BPE drops a byte with no token and places each later token at the end of the
+    # one before: the tokens after it shift left. labkit's byte-level engine gave the bytes'
+    # own chars: '\u200b\u200bx' without a token for 0x80 gave (1, 2) for the second 'â'
+    # where tokenizers gives (0, 1) (random seed 113)
+    from labkit.algorithms.bytes_unicode import bytes_to_unicode
+
+    symbol = bytes_to_unicode()[0x80]
+
+    def drop_byte_0x80(model):
+        model["vocab"].pop(symbol)
+        model["merges"] = [m for m in model["merges"] if symbol not in "".join(m)]
+
+    path = _write(tmp_path, _with_merges("byte", drop_byte_0x80, **_BYTE_PARTS))
+    texts = ["\u200b\u200bx", "a\u200bb\u200b\u200b c", "\u0100\u0100 x\u0100y"]
+    assert _differences(path, texts, engine="ByteLevelBPE") == []

@@ -181,18 +181,20 @@ class ByteLevelBPE(LabkitTokenizer):
     def _pieces_without_missing_bytes(self, word: str) -> list[tuple[int, int, int]]:
         """(id, start, end) chars of one pre-token whose bytes include some with no token:
         those are dropped and BPE runs on the rest (tokenizers' BPE skips a symbol it cannot
-        look up), each token spanning the chars of the bytes it holds."""
+        look up). As in tokenizers, the tokens' places are counted in the kept bytes only (a
+        dropped byte takes no room), so each token after one sits that many bytes to the left:
+        its chars are those of these shifted bytes."""
         data = word.encode("utf-8")
         char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
         kept = [k for k, value in enumerate(data) if value not in self._missing]
         parts = bpe_heap([data[k:k + 1] for k in kept], self.rank) if kept else []
         out, cursor = [], 0
         for part in parts:
-            positions = kept[cursor:cursor + len(part)]
+            positions = range(cursor, cursor + len(part))  # tokenizers' Word adds each symbol at the last end
             cursor += len(part)
             token = self.bytes_id.get(part)
             if token is None:  # a merge made bytes with no token: its single bytes
-                out.extend((self.bytes_id[data[k:k + 1]], char_of[k], char_of[k] + 1) for k in positions)
+                out.extend((self.bytes_id[part[j:j + 1]], char_of[k], char_of[k] + 1) for j, k in enumerate(positions))
             else:
                 out.append((token, char_of[positions[0]], char_of[positions[-1]] + 1))
         return out
