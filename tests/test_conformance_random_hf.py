@@ -427,3 +427,22 @@ def test_a_byte_without_token_takes_no_room_in_the_offsets(tmp_path):
     path = _write(tmp_path, _with_merges("byte", drop_byte_0x80, **_BYTE_PARTS))
     texts = ["\u200b\u200bx", "a\u200bb\u200b\u200b c", "\u0100\u0100 x\u0100y"]
     assert _differences(path, texts, engine="ByteLevelBPE") == []
+
+
+@pytest.mark.parametrize("base,parts,engine", [("byte", _BYTE_PARTS, "ByteLevelBPE"),
+                                               ("wordpiece", _BERT_PARTS, "WordPieceTokenizer"),
+                                               ("plain", dict(pre_tokenizer=node("WhitespaceSplit")), "PipelineTokenizer")])
+def test_parse_special_false_skips_a_special_match_as_tokenizers(tmp_path, base, parts, engine):
+    # with encode_special_tokens tokenizers still finds a special token (leftmost-longest) and
+    # leaves it as text, so a user token overlapping it is not found; labkit's family engines
+    # searched without the specials: 'xyzw' with special 'xyz' and user token 'yzw' gave
+    # ['x', 'yzw'] where tokenizers gives ['x', '##y', '##z', '##w'] (WordPiece)
+    tokens = [added("xyz"), added("yzw", special=False, normalized=False), added("<|im_end|>"),
+              added("m_e", special=False, normalized=False), added("abcd"), added("bc", special=False, normalized=False, lstrip=True)]
+    path = _write(tmp_path, build_json(base, added_tokens=tokens, **parts))
+    tok, reference = labkit.load(path, engine="labkit"), HFReference(path)
+    assert type(tok).__name__ == engine
+    for text in ["xyzw yzw", "a<|im_end|>b m_e", "x abcd  bc", "xyz"]:
+        for add in (False, True):
+            enc = tok.encode(text, add_special_tokens=add, parse_special=False)
+            assert (enc.ids, enc.tokens, [tuple(o) for o in enc.offsets]) == reference.encode_unparsed(text, add), text
