@@ -380,7 +380,8 @@ def test_a_slice_of_seeds_never_differs():
     assert not differs, "\n\n".join(f"seed {r.seed}: {r.reason}" for r in differs)
     counts = {status: sum(r.status == status for r in results) for status in ("exact", "refused", "skipped")}
     assert counts["exact"] >= 100 and counts["exact"] + counts["refused"] >= 140, counts
-    assert all(max(c.strings for c in r.cells) >= 50 for r in results if r.status == "exact")
+    # every exact seed met the corpus (a drawn WordLevel without unk leaves the strings it raises on)
+    assert all(max(c.strings for c in r.cells) + r.dropped_texts >= 50 for r in results if r.status == "exact")
     # the family engines are held to tokenizers too, not only the component-by-component one
     served = {r.served_by for r in results if r.status == "exact"}
     assert {"PipelineTokenizer", "ByteLevelBPE", "WordPieceTokenizer"} <= served, served

@@ -264,6 +264,7 @@ class HFReference:
         self.unk_id = unk_id
         doc = json.loads(self.tokenizer.to_str())
         self.spelling = {e["id"]: e["content"] for e in doc.get("added_tokens") or []}
+        self.special_spellings = [e["content"] for e in doc.get("added_tokens") or [] if e.get("special") and e["content"]]
         if unk_id is not None:
             self.spelling.setdefault(unk_id, self.tokenizer.id_to_token(unk_id))
         self._unparsed = None  # the copy that reads special tokens as text, made on first use

@@ -127,13 +127,20 @@ def _folder_name(name: str) -> str:
 
 
 def _reference_answers(reference, texts: Sequence[str]):
-    """Per text: the encodings by (add_special_tokens, parse_special) and decode of the framed ids."""
+    """Per text: the encodings by (add_special_tokens, parse_special) and decode of the framed ids.
+
+    parse_special=False is asked where it can matter: where the text holds a special token's
+    spelling or the reference answers otherwise than with parse_special (elsewhere both are
+    one path in labkit's engines, compared already)."""
     unparsed = getattr(reference, "encode_unparsed", None)  # a reference that can read specials as text
+    spellings = tuple(getattr(reference, "special_spellings", ()))
     answers = []
     for text in texts:
         encoded = {(add, True): reference.encode(text, add) for add in (False, True)}
         if unparsed is not None:
-            encoded.update({(add, False): unparsed(text, add) for add in (False, True)})
+            other = {(add, False): unparsed(text, add) for add in (False, True)}
+            if any(s in text for s in spellings) or any(other[add, False] != encoded[add, True] for add in (False, True)):
+                encoded.update(other)
         framed = encoded[True, True][0]
         decoded = {skip: reference.decode(framed, skip_special_tokens=skip) for skip in (False, True)}
         answers.append((encoded, framed, decoded))
