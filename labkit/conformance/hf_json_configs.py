@@ -277,14 +277,14 @@ class HFReference:
         ``encode_special_tokens`` (transformers' ``split_special_tokens``), on a second copy.
         What labkit's ``parse_special=False`` is held to.
 
-        Example (the special ``<s>`` of the WordLevel base is text, and unknown, when not parsed):
+        Example (not parsed, the special ``<s>`` is text: 'I<s>' is one word, unknown to WordLevel):
             >>> import tempfile
             >>> from pathlib import Path
             >>> path = Path(tempfile.mkdtemp()) / "tokenizer.json"
             >>> _ = path.write_text(build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")), encoding="utf-8")
             >>> reference = HFReference(path)
-            >>> reference.encode("<s>", False)[1], reference.encode_unparsed("<s>", False)[1]
-            (['<s>'], ['<unk>'])
+            >>> reference.encode("I<s>", False)[1], reference.encode_unparsed("I<s>", False)[1]
+            (['I', '<s>'], ['<unk>'])
         """
         if self._unparsed is None:
             from tokenizers import Tokenizer
