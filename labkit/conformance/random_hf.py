@@ -326,7 +326,8 @@ def random_hf_case(seed: int) -> ConfigCase:
     normalizer = random_normalizer(rng)
     pre_tokenizer = random_pre_tokenizer(rng)
     decoder = random_decoder(rng)
-    if base in FAMILY_SHAPES and rng.random() < 0.4:  # a pipeline labkit's family engine serves
+    # a pipeline labkit's family engine serves (more often over a drawn vocabulary: its long-word path)
+    if base in FAMILY_SHAPES and rng.random() < (0.7 if vocabulary else 0.4):
         normalizer, pre_tokenizer, decoder = FAMILY_SHAPES[base](rng)
     added_tokens = random_added_tokens(rng)
     text = build_json(base, model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
