@@ -2,10 +2,13 @@
 
 The matrix of :mod:`labkit.conformance.hf_json_configs` covers every option once and the
 pairs that interact; bugs also hide in combinations nobody wrote down. This module draws, from
-a seed, one configuration over the same base vocabularies: a random normaliser, pre-tokenizer,
-decoder, post-processor, model flags and 0-5 added tokens with random flags and spellings.
-Each is run through :func:`labkit.conformance.runner.run_case` on the mixed corpus plus random
-strings, and every cell must be exact or refused at load (never differ silently).
+a seed, one configuration: a base vocabulary (for half the seeds one of the matrix's trained
+ones, for the other half one drawn by :mod:`labkit.conformance.random_vocab`), a random
+normaliser, pre-tokenizer, decoder, post-processor, model flags and 0-5 added tokens with
+random flags and spellings. Each is run through :func:`labkit.conformance.runner.run_case` on
+the mixed corpus plus random strings and long words without whitespace (ids, tokens, offsets
+with and without special tokens, parse_special=False, decode), and every cell must be exact
+or refused at load (never differ silently).
 Configurations ``tokenizers`` itself will not load are skipped and counted.
 
 The module name does not start with ``hf_``: it is not part of the fixed matrix.
