@@ -463,3 +463,31 @@ def test_a_continuation_merge_drops_the_prefix_bytes_whatever_they_are(tmp_path)
 
     path = _write(tmp_path, _with_merges("prefix", odd_merges, pre_tokenizer=node("WhitespaceSplit")))
     assert _differences(path, ["本\u0323 the xyhe", "thethe 本本 txyhe"]) == []
+
+
+def test_seeds_draw_vocabularies_and_long_words():
+    from labkit.engines.labkit_bpe_byte import LONG_WORD_BYTES
+
+    cases = [random_hf_case(seed) for seed in range(40)]
+    drawn = [case.extra["base"].endswith("(drawn)") for case in cases]
+    assert 10 <= sum(drawn) <= 30  # about half: the trained bases stay in use
+    models = {json.loads(case.extra["json"])["model"]["type"] for case, d in zip(cases, drawn) if d}
+    assert models == {"BPE", "WordPiece", "Unigram", "WordLevel"}, models
+    # every seed has words long enough for the byte-level engine's bucket path
+    assert all(sum(len(t.encode("utf-8")) > LONG_WORD_BYTES and not any(c.isspace() for c in t)
+                   for t in case.texts) >= 3 for case in cases)
+    assert max(len(t) for case in cases for t in case.texts) > 1000
+
+
+def test_run_case_holds_parse_special_false_to_tokenizers(tmp_path, monkeypatch):
+    # an engine that parsed special tokens whatever parse_special says must be caught
+    from labkit.conformance.hf_json_configs import json_case
+    from labkit.conformance.runner import run_case
+    from labkit.engines.labkit_pipeline import PipelineTokenizer
+
+    case = json_case("hf/parse-special", "hf", build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")))
+    assert [c.status for c in run_case(case, tmp_path, ("labkit",), ["I<s> x"])] == ["exact"]
+    always_parsed = PipelineTokenizer._encode
+    monkeypatch.setattr(PipelineTokenizer, "_encode", lambda self, text, add, parse: always_parsed(self, text, add, True))
+    cell, = run_case(case, tmp_path, ("labkit",), ["I<s> x"])
+    assert cell.status == "differs" and "parse_special=False" in cell.message
