@@ -140,11 +140,13 @@ def _symbols(kind: str, alphabet: str) -> list[str]:
 
 def _merged(kind: str, left: str, right: str) -> str | None:
     """What tokenizers names the merge of ``left`` and ``right``: with a continuation prefix it
-    drops the right one's first two bytes, whatever they are (None: that cuts a character)."""
+    drops the right one's first two bytes, whatever they are (None where tokenizers panics at
+    load: a right part shorter than that, or a cut inside a character)."""
     if kind != "prefix":
         return left + right
+    data = right.encode("utf-8")
     try:
-        return left + right.encode("utf-8")[2:].decode("utf-8")
+        return left + data[2:].decode("utf-8") if len(data) >= 2 else None
     except UnicodeDecodeError:
         return None
 
