@@ -111,13 +111,14 @@ class CharBPEModel(_CachedWords):
         self.by_id = {i: t for t, i in vocab.items()}
         self.unk_token, self.prefix, self.suffix = unk_token, prefix or None, suffix or None
         self.byte_fallback, self.fuse_unk, self.ignore_merges = byte_fallback, fuse_unk, ignore_merges
-        cut = len(self.prefix) if self.prefix else 0
+        cut = len(self.prefix.encode("utf-8")) if self.prefix else 0
         self.merges: dict[tuple[int, int], tuple[int, int]] = {}
         for rank, (left, right) in enumerate(merges):
-            made = left + right[cut:]
+            made = left + right.encode("utf-8")[cut:].decode("utf-8", "replace")  # tokenizers cuts the prefix's bytes
             if left not in vocab or right not in vocab or made not in vocab:
                 raise LabkitError(f"BPE: merge #{rank} ({left!r}, {right!r}) uses a token that is not in the vocabulary")
-            self.merges.setdefault((vocab[left], vocab[right]), (rank, vocab[made]))
+            # a merge listed twice takes its last rank (tokenizers collects the merges into a map)
+            self.merges[vocab[left], vocab[right]] = (rank, vocab[made])
         self._cache = BoundedDict(100_000)
 
     def _symbols(self, word: str) -> list[list[int]]:

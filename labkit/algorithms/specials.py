@@ -40,11 +40,16 @@ class AddedTokenSplitter:
         # normalized ones in the stretches left between them; otherwise one pass for all
         groups = ([a for a in self.by_content.values() if not a.normalized],
                   [a for a in self.by_content.values() if a.normalized]) if normalized_second else (list(self.by_content.values()),)
+        # without parse_special, tokenizers (encode_special_tokens) still matches a special
+        # token and then skips it as text: a token overlapping it is not found there. Elsewhere
+        # the specials are left out of the search.
+        self._skip_specials_in_place = normalized_second
         self._passes = {}
         for parse_special in (True, False):
             patterns = []
             for group in groups:
-                spellings = [a.content for a in group if parse_special or not a.special]
+                keep_specials = parse_special or self._skip_specials_in_place
+                spellings = [a.content for a in group if keep_specials or not a.special]
                 if spellings:
                     patterns.append(regex.compile(trie_pattern(spellings)))
             self._passes[parse_special] = patterns
@@ -64,12 +69,14 @@ class AddedTokenSplitter:
                 if token_id is not None:
                     out.append((start, end, token_id))
                 else:  # a stretch no earlier pass matched: searched as a text of its own
-                    out.extend((start + s, start + e, i) for s, e, i in self._split_one(text[start:end], pattern))
+                    found = self._split_one(text[start:end], pattern, skip_specials=not parse_special)
+                    out.extend((start + s, start + e, i) for s, e, i in found)
             segments = out
         return segments
 
-    def _split_one(self, text: str, pattern) -> list[tuple[int, int, int | None]]:
-        """One pass of tokenizers' find_matches over ``text``."""
+    def _split_one(self, text: str, pattern, skip_specials: bool = False) -> list[tuple[int, int, int | None]]:
+        """One pass of tokenizers' find_matches over ``text`` (``skip_specials``: a special
+        token's match is left as text)."""
         segments: list[tuple[int, int, int | None]] = []
         cursor = 0
         pos = 0
@@ -80,6 +87,8 @@ class AddedTokenSplitter:
             start, end = match.span()
             pos = end  # tokenizers' automaton goes on after the match, kept or not, stripped or not
             token = self.by_content[match.group()]
+            if skip_specials and token.special:
+                continue
             if token.single_word and (
                 (start > 0 and _is_word_char(text[start - 1])) or (end < len(text) and _is_word_char(text[end]))
             ):

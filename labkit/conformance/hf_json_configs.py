@@ -202,15 +202,16 @@ def base_vocabulary(kind: str) -> str:
 
 
 def build_json(base: str, *, normalizer=None, pre_tokenizer=None, decoder=None, post_processor=None,
-               model: dict | None = None, added_tokens: list[dict] = ()) -> str:
-    """One configuration's tokenizer.json text: a base vocabulary with these components.
+               model: dict | None = None, added_tokens: list[dict] = (), vocabulary: str | None = None) -> str:
+    """One configuration's tokenizer.json text: a base vocabulary with these components
+    (``vocabulary``: a tokenizer.json text to take the model from instead of the trained base).
 
     Example:
         >>> doc = json.loads(build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")))
         >>> doc["model"]["type"], doc["pre_tokenizer"], doc["normalizer"]
         ('WordLevel', {'type': 'WhitespaceSplit'}, None)
     """
-    doc = json.loads(base_vocabulary(base))
+    doc = json.loads(vocabulary if vocabulary is not None else base_vocabulary(base))
     doc["model"].update(model or {})
     doc.update(normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder, post_processor=post_processor)
     model_doc = doc["model"]
@@ -263,11 +264,36 @@ class HFReference:
         self.unk_id = unk_id
         doc = json.loads(self.tokenizer.to_str())
         self.spelling = {e["id"]: e["content"] for e in doc.get("added_tokens") or []}
+        self.special_spellings = [e["content"] for e in doc.get("added_tokens") or [] if e.get("special") and e["content"]]
         if unk_id is not None:
             self.spelling.setdefault(unk_id, self.tokenizer.id_to_token(unk_id))
+        self._unparsed = None  # the copy that reads special tokens as text, made on first use
 
     def encode(self, text: str, add_special_tokens: bool):
-        enc = self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+        return self._answer(self.tokenizer.encode(text, add_special_tokens=add_special_tokens))
+
+    def encode_unparsed(self, text: str, add_special_tokens: bool):
+        """``encode`` with special added tokens read as plain text: tokenizers' own switch for it,
+        ``encode_special_tokens`` (transformers' ``split_special_tokens``), on a second copy.
+        What labkit's ``parse_special=False`` is held to.
+
+        Example (not parsed, the special ``<s>`` is text: 'I<s>' is one word, unknown to WordLevel):
+            >>> import tempfile
+            >>> from pathlib import Path
+            >>> path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+            >>> _ = path.write_text(build_json("wordlevel", pre_tokenizer=node("WhitespaceSplit")), encoding="utf-8")
+            >>> reference = HFReference(path)
+            >>> reference.encode("I<s>", False)[1], reference.encode_unparsed("I<s>", False)[1]
+            (['I', '<s>'], ['<unk>'])
+        """
+        if self._unparsed is None:
+            from tokenizers import Tokenizer
+
+            self._unparsed = Tokenizer.from_str(self.tokenizer.to_str())
+            self._unparsed.encode_special_tokens = True
+        return self._answer(self._unparsed.encode(text, add_special_tokens=add_special_tokens))
+
+    def _answer(self, enc):
         ids = list(enc.ids)
         tokens = [self.spelling.get(i, t) for i, t in zip(ids, enc.tokens)]
         return ids, tokens, [tuple(o) for o in enc.offsets]

@@ -2,10 +2,13 @@
 
 The matrix of :mod:`labkit.conformance.hf_json_configs` covers every option once and the
 pairs that interact; bugs also hide in combinations nobody wrote down. This module draws, from
-a seed, one configuration over the same base vocabularies: a random normaliser, pre-tokenizer,
-decoder, post-processor, model flags and 0-5 added tokens with random flags and spellings.
-Each is run through :func:`labkit.conformance.runner.run_case` on the mixed corpus plus random
-strings, and every cell must be exact or refused at load (never differ silently).
+a seed, one configuration: a base vocabulary (for half the seeds one of the matrix's trained
+ones, for the other half one drawn by :mod:`labkit.conformance.random_vocab`), a random
+normaliser, pre-tokenizer, decoder, post-processor, model flags and 0-5 added tokens with
+random flags and spellings. Each is run through :func:`labkit.conformance.runner.run_case` on
+the mixed corpus plus random strings and long words without whitespace (ids, tokens, offsets
+with and without special tokens, parse_special=False, decode), and every cell must be exact
+or refused at load (never differ silently).
 Configurations ``tokenizers`` itself will not load are skipped and counted.
 
 The module name does not start with ``hf_``: it is not part of the fixed matrix.
@@ -213,9 +216,10 @@ def random_post_processor(rng: random.Random, base: str, tokens: dict[str, int])
     return framing
 
 
-def random_model_flags(rng: random.Random, base: str) -> dict:
+def random_model_flags(rng: random.Random, base: str, vocabulary: str | None = None) -> dict:
     """Model options a user may set: BPE flags (dropout stays None), WordPiece's word limit,
-    Unigram's byte fallback (with the 256 byte pieces added to its vocabulary).
+    Unigram's byte fallback (with the 256 byte pieces added to its vocabulary; ``vocabulary``:
+    the tokenizer.json text of a drawn base, else the trained one).
 
     Example:
         >>> import random
@@ -234,7 +238,7 @@ def random_model_flags(rng: random.Random, base: str) -> dict:
         flags["max_input_chars_per_word"] = rng.choice((1, 3, 5, 20))
     elif base == "unigram" and rng.random() < 0.4:
         flags["byte_fallback"] = True
-        pieces = json.loads(base_vocabulary("unigram"))["model"]["vocab"]
+        pieces = json.loads(vocabulary or base_vocabulary("unigram"))["model"]["vocab"]
         known = {p for p, _ in pieces}
         flags["vocab"] = pieces + [[f"<0x{b:02X}>", -20.0] for b in range(256) if f"<0x{b:02X}>" not in known]
     return flags
@@ -320,21 +324,77 @@ def random_hf_case(seed: int) -> ConfigCase:
     """
     rng = random.Random(seed)
     base = rng.choice(BASES)
-    model = random_model_flags(rng, base)
+    vocabulary, alphabet = drawn_vocabulary(base, seed)
+    model = random_model_flags(rng, base, vocabulary)
     normalizer = random_normalizer(rng)
     pre_tokenizer = random_pre_tokenizer(rng)
     decoder = random_decoder(rng)
-    if base in FAMILY_SHAPES and rng.random() < 0.4:  # a pipeline labkit's family engine serves
+    # a pipeline labkit's family engine serves (more often over a drawn vocabulary: its long-word path)
+    if base in FAMILY_SHAPES and rng.random() < (0.7 if vocabulary else 0.4):
         normalizer, pre_tokenizer, decoder = FAMILY_SHAPES[base](rng)
     added_tokens = random_added_tokens(rng)
     text = build_json(base, model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=decoder,
-                      added_tokens=added_tokens)
+                      added_tokens=added_tokens, vocabulary=vocabulary)
     doc = json.loads(text)
     # the post-processor is drawn last: it names ids only the built file knows
     doc["post_processor"] = random_post_processor(rng, base, _framing_tokens(base, added_tokens, doc))
     text = json.dumps(doc, ensure_ascii=False, indent=1)
     texts = random_texts(seed, tuple(e["content"] for e in doc["added_tokens"]))
-    return json_case(f"hf-random/{seed}", "hf-random", text, texts=texts, extra={"json": text, "base": base})
+    texts += long_words(seed, alphabet)
+    label = base if vocabulary is None else f"{base} (drawn)"
+    return json_case(f"hf-random/{seed}", "hf-random", text, texts=texts, extra={"json": text, "base": label})
+
+
+DRAWN_SHARE = 0.5  # of the seeds draw their base vocabulary; the others keep the trained bases
+
+
+def drawn_vocabulary(base: str, seed: int) -> tuple[str | None, str]:
+    """For about half the seeds a random vocabulary of the base's kind (its tokenizer.json text
+    and alphabet, see :mod:`labkit.conformance.random_vocab`), else ``(None, "")``: the trained
+    base. Drawn from its own stream, so a seed's components stay what they were.
+
+    Example:
+        >>> from labkit.conformance.random_hf import drawn_vocabulary
+        >>> drawn_vocabulary("wordlevel", 3) == drawn_vocabulary("wordlevel", 3)
+        True
+    """
+    from labkit.conformance.random_vocab import random_vocabulary
+
+    if random.Random(f"drawn-{seed}").random() >= DRAWN_SHARE:
+        return None, ""
+    return random_vocabulary(base, seed)
+
+
+LONG_WORD_CHARS = (30, 3000)  # byte-level BPE merges words from 24 bytes on by buckets (LONG_WORD_BYTES)
+
+
+def long_words(seed: int, alphabet: str = "", count: int = 3) -> list[str]:
+    """``count`` long texts without whitespace (30-3,000 chars): random letters of ``alphabet``
+    (or ASCII), a word repeated, digits, a run of one or two characters. They cross the length
+    from which labkit's BPE engines merge a word by buckets of ranks (bpe_rank_buckets).
+
+    Example:
+        >>> from labkit.conformance.random_hf import long_words
+        >>> [len(w) >= 30 and not any(c.isspace() for c in w) for w in long_words(1, "ab")]
+        [True, True, True]
+    """
+    rng = random.Random(f"long-{seed}")
+    letters = "".join(c for c in alphabet if not c.isspace()) or "abcdefghijklmnopqrstuvwxyz"
+    out = []
+    for _ in range(count):
+        size = int(LONG_WORD_CHARS[0] * (LONG_WORD_CHARS[1] / LONG_WORD_CHARS[0]) ** rng.random())  # log-uniform
+        shape = rng.choice(("letters", "letters", "repeated", "digits", "run"))
+        if shape == "letters":
+            few = rng.sample(letters, min(len(letters), rng.randint(1, 8)))
+            unit = "".join(rng.choice(few) for _ in range(size))
+        elif shape == "repeated":
+            unit = rng.choice((rng.choice(WORDS).replace(" ", ""), "".join(rng.choices(letters, k=rng.randint(2, 6)))))
+        elif shape == "digits":
+            unit = "".join(rng.choice("0123456789") for _ in range(size))
+        else:
+            unit = "".join(rng.choices(letters, k=rng.randint(1, 2)))
+        out.append((unit * (size // len(unit) + 1))[:size])
+    return out
 
 
 def random_texts(seed: int, specials: Sequence[str] = (), count: int = 40) -> list[str]:
@@ -435,6 +495,8 @@ def _usable_indices(path: Path, texts: list[str], send) -> None:
         try:
             ids = reference.encode(text, True)[0]
             reference.encode(text, False)
+            reference.encode_unparsed(text, True)
+            reference.encode_unparsed(text, False)
             reference.decode(ids, False)
             reference.decode(ids, True)
         except BaseException as exc:  # the reference's own error or a Rust panic: nothing to compare

@@ -3,7 +3,8 @@
 For each configuration and engine: ``labkit.load(path, engine=...)``; a ``LabkitError`` at
 load is a *refusal* (its message names the component). Otherwise every string of the mixed
 corpus is compared: ids, tokens and offsets with and without ``add_special_tokens``, and
-``decode`` of the reference ids with and without ``skip_special_tokens``. One mismatch makes
+``decode`` of the reference ids with and without ``skip_special_tokens``; where the reference
+can read special tokens as plain text (``encode_unparsed``), ``parse_special=False`` too. One mismatch makes
 the cell *differs*: a silent difference, which the tests never allow.
 Introduced in notebook ``14_conformance_matrix``.
 
@@ -126,12 +127,23 @@ def _folder_name(name: str) -> str:
 
 
 def _reference_answers(reference, texts: Sequence[str]):
+    """Per text: the encodings by (add_special_tokens, parse_special) and decode of the framed ids.
+
+    parse_special=False is asked where it can matter: where the text holds a special token's
+    spelling or the reference answers otherwise than with parse_special (elsewhere both are
+    one path in labkit's engines, compared already)."""
+    unparsed = getattr(reference, "encode_unparsed", None)  # a reference that can read specials as text
+    spellings = tuple(getattr(reference, "special_spellings", ()))
     answers = []
     for text in texts:
-        plain = reference.encode(text, add_special_tokens=False)
-        framed = reference.encode(text, add_special_tokens=True)
-        decoded = {skip: reference.decode(framed[0], skip_special_tokens=skip) for skip in (False, True)}
-        answers.append((plain, framed, decoded))
+        encoded = {(add, True): reference.encode(text, add) for add in (False, True)}
+        if unparsed is not None:
+            other = {(add, False): unparsed(text, add) for add in (False, True)}
+            if any(s in text for s in spellings) or any(other[add, False] != encoded[add, True] for add in (False, True)):
+                encoded.update(other)
+        framed = encoded[True, True][0]
+        decoded = {skip: reference.decode(framed, skip_special_tokens=skip) for skip in (False, True)}
+        answers.append((encoded, framed, decoded))
     return answers
 
 
@@ -139,21 +151,22 @@ def _compare(tok, texts, answers, compare_offsets: bool) -> tuple[int, list[str]
     """Comparisons made and the differences found (empty: exact)."""
     comparisons = 0
     found: list[str] = []
-    for text, (plain, framed, decoded) in zip(texts, answers):
+    for text, (encoded, framed, decoded) in zip(texts, answers):
         try:
-            for add, want in ((False, plain), (True, framed)):
-                enc = tok.encode(text, add_special_tokens=add)
+            for (add, parse), want in encoded.items():
+                enc = tok.encode(text, add_special_tokens=add, parse_special=parse)
                 got = (enc.ids, enc.tokens, [tuple(o) for o in enc.offsets])
                 want = (want[0], want[1], [tuple(o) for o in want[2]])
+                how = f"add_special_tokens={add}" + ("" if parse else " parse_special=False")
                 for what, a, b in zip(("ids", "tokens", "offsets"), got, want):
                     if what == "offsets" and not compare_offsets:
                         continue
                     comparisons += 1
                     if a != b:
-                        found.append(f"{text[:40]!r} add_special_tokens={add} {what}: {str(a)[:120]} != reference {str(b)[:120]}")
+                        found.append(f"{text[:40]!r} {how} {what}: {str(a)[:120]} != reference {str(b)[:120]}")
             for skip, want in decoded.items():
                 comparisons += 1
-                got_text = tok.decode(framed[0], skip_special_tokens=skip)
+                got_text = tok.decode(framed, skip_special_tokens=skip)
                 if got_text != want:
                     found.append(f"{text[:40]!r} decode(skip_special_tokens={skip}): {got_text[:80]!r} != reference {want[:80]!r}")
         except LabkitError as exc:

@@ -33,7 +33,7 @@ from labkit.algorithms.bpe import (
     pair_ranker,
 )
 from labkit.algorithms.bounded import BoundedDict
-from labkit.algorithms.bytes_unicode import char_spans, decode_like_byte_level, try_gpt2_to_bytes
+from labkit.algorithms.bytes_unicode import bytes_to_unicode, char_spans, decode_like_byte_level, try_gpt2_to_bytes
 from labkit.algorithms.hf_normalize import Piece, unicode_form
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
 from labkit.core import (
@@ -47,6 +47,8 @@ from labkit.core import (
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
 # from this many bytes on, a word merges over ids rather than bytes (faster, same result)
+# UTF-8 bytes of each byte's symbol in the byte-level alphabet (printable ASCII 1, the others 2)
+SYMBOL_WIDTH = [len(bytes_to_unicode()[value].encode("utf-8")) for value in range(256)]
 LONG_WORD_BYTES = 24
 # longer words are not cached (as in tokenizers): a cache entry's size stays bounded
 CACHED_WORD_CHARS = 256
@@ -105,6 +107,9 @@ class ByteLevelBPE(LabkitTokenizer):
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
+            # a merge listed twice: tokenizers collects the merges into a map (the last rank
+            # stays), llama.cpp emplaces them (the first stays)
+            last_rank_wins = vocab.format == "hf_json"
             # merge halves are nearly always tokens: spell each string once, not once per merge
             spelled: dict[str, bytes | None] = {}
             for index, (left, right) in enumerate(vocab.merges):
@@ -116,7 +121,8 @@ class ByteLevelBPE(LabkitTokenizer):
                     rb = spelled[right] = try_gpt2_to_bytes(right)
                 if lb is None or rb is None:
                     raise FormatError(f"{vocab.name}: merge #{index} {left!r} {right!r} is not GPT-2 byte spelling")
-                ranks.setdefault((lb, rb), index)
+                if last_rank_wins or (lb, rb) not in ranks:
+                    ranks[lb, rb] = index
             self.pair_ranks = ranks
             self.rank = pair_ranker(ranks)
             self.ignore_merges = bool(vocab.options.get("ignore_merges", self.pre.ignore_merges))
@@ -180,20 +186,28 @@ class ByteLevelBPE(LabkitTokenizer):
     def _pieces_without_missing_bytes(self, word: str) -> list[tuple[int, int, int]]:
         """(id, start, end) chars of one pre-token whose bytes include some with no token:
         those are dropped and BPE runs on the rest (tokenizers' BPE skips a symbol it cannot
-        look up), each token spanning the chars of the bytes it holds."""
+        look up). As in tokenizers, each token is placed at the end of the one before, in the
+        UTF-8 bytes of the byte-level text: a dropped byte's symbol takes no room, so the tokens
+        after it sit that far to the left, and their chars are those of the text found there."""
         data = word.encode("utf-8")
         char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+        # the original char of each UTF-8 byte of the byte-level text (one symbol per byte)
+        char_at = [char_of[k] for k, value in enumerate(data) for _ in range(SYMBOL_WIDTH[value])]
         kept = [k for k, value in enumerate(data) if value not in self._missing]
         parts = bpe_heap([data[k:k + 1] for k in kept], self.rank) if kept else []
         out, cursor = [], 0
+
+        def placed(part: bytes) -> tuple[int, int]:
+            nonlocal cursor
+            start, cursor = cursor, cursor + sum(SYMBOL_WIDTH[value] for value in part)
+            return char_at[start], char_at[cursor - 1] + 1
+
         for part in parts:
-            positions = kept[cursor:cursor + len(part)]
-            cursor += len(part)
             token = self.bytes_id.get(part)
             if token is None:  # a merge made bytes with no token: its single bytes
-                out.extend((self.bytes_id[data[k:k + 1]], char_of[k], char_of[k] + 1) for k in positions)
+                out.extend((self.bytes_id[part[j:j + 1]], *placed(part[j:j + 1])) for j in range(len(part)))
             else:
-                out.append((token, char_of[positions[0]], char_of[positions[-1]] + 1))
+                out.append((token, *placed(part)))
         return out
 
     def _long_word_ids(self, data: bytes) -> list[int] | None:

@@ -220,18 +220,21 @@ def parse_merges(items: Any, source: str, where: str = "model.merges") -> list[t
 
 def check_merges(merges: list[tuple[str, str]], vocab: dict[str, int], source: str, prefix: str = "") -> None:
     """Every merge's parts and result must be tokens (what tokenizers itself requires);
-    with a continuing-subword ``prefix`` the right part's prefix is dropped in the result.
+    with a continuing-subword ``prefix`` the result drops as many bytes from the right part's
+    start as the prefix has, whether they are the prefix or not (as tokenizers does).
 
     Example:
         >>> check_merges([("a", "##b")], {"a": 0, "##b": 1, "ab": 2}, "tokenizer.json", prefix="##")
+        >>> check_merges([("a", "\u0301")], {"a": 0, "\u0301": 1}, "tokenizer.json", prefix="##")  # makes 'a'
         >>> check_merges([("a", "b")], {"a": 0, "b": 1}, "tokenizer.json")
         Traceback (most recent call last):
         labkit.core.FormatError: tokenizer.json: merge #0 ('a', 'b') uses 'ab', which is not in the vocabulary
 
     Introduced in notebook ``11_factory_formats_hub``.
     """
+    cut = len(prefix.encode("utf-8")) if prefix else 0
     for n, (left, right) in enumerate(merges):
-        made = left + (right[len(prefix):] if prefix and right.startswith(prefix) else right)
+        made = left + right.encode("utf-8")[cut:].decode("utf-8", "replace")
         for part in (left, right, made):
             if part not in vocab:
                 raise FormatError(f"{source}: merge #{n} ({left!r}, {right!r}) uses {part[:40]!r}, which is not in the vocabulary")
