@@ -371,7 +371,8 @@ LONG_WORD_CHARS = (30, 3000)  # byte-level BPE merges words from 24 bytes on by 
 def long_words(seed: int, alphabet: str = "", count: int = 3) -> list[str]:
     """``count`` long texts without whitespace (30-3,000 chars): random letters of ``alphabet``
     (or ASCII), a word repeated, digits, a run of one or two characters. They cross the length
-    from which labkit's BPE engines merge a word by buckets of ranks (bpe_rank_buckets).
+    from which labkit's BPE engines merge a word by buckets of ranks, and past 2,048 parts in
+    chunks (bpe_rank_chunks).
 
     Example:
         >>> from labkit.conformance.random_hf import long_words
