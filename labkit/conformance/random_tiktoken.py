@@ -10,7 +10,7 @@ merge can reach (invalid UTF-8 among them), gaps in the rank numbers, a byte wit
 Then it draws a split
 (one regex, as tiktoken takes: ``gpt-2``, ``llama3``, ``cl100k``, ``o200k`` ...) and texts:
 the mixed corpus, random strings over the file's own alphabet, and long runs without
-whitespace (which go through the long-word merge loop).
+whitespace (which go through the long-word merge loop, the longest in chunks).
 
 The reference is ``tiktoken.Encoding(pat_str=<the split's regex>, mergeable_ranks=<the
 file's ranks>)``: ``encode_ordinary`` for ids, ``decode`` for text (also on random id
@@ -170,7 +170,7 @@ def random_texts(drawn: DrawnFile, count: int = 40) -> list[str]:
     for _ in range(count):
         texts.append("".join(rng.choice(("", " ", "  ", "\n")) + rng.choice(words) for _ in range(rng.randint(1, 12))))
     letters = "".join(ch for ch in ALPHABETS[drawn.alphabet] if not ch.isspace()) or "ab"
-    for length in (300, 2_000):
+    for length in (300, 5_000):  # the longer crosses 2 * CHUNK_PARTS: merged in chunks
         texts.append("".join(rng.choice(letters) for _ in range(length)))
         texts.append("".join(rng.choice("0123456789") for _ in range(length)))
         chunk = "".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
