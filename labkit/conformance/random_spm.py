@@ -48,7 +48,7 @@ from typing import Any
 import sentencepiece
 
 from labkit.conformance.cases import ConfigCase
-from labkit.conformance.random_spm_corpora import CORPUS_KINDS, corpus_lines, long_texts
+from labkit.conformance.random_spm_corpora import CORPUS_KINDS, FOREIGN_CHARACTERS, corpus_lines, long_texts
 from labkit.conformance.runner import parse_seeds, run_case
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
@@ -163,9 +163,12 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     if more_rng.random() < 0.4:
         for kind in more_rng.sample(MORE_EDITS, more_rng.randint(1, 3)):
             edits[kind] = more_rng.randint(0, 2**31)
-    vocab_size, _ = draw_corpus(seed)
+    vocab_size, kind = draw_corpus(seed)
     if vocab_size is not None:
         options["vocab_size"] = vocab_size
+    coverage_rng = random.Random(seed * 7727 + 13)
+    if kind != "botchan" and coverage_rng.random() < 0.3:  # rare characters of a drawn corpus left out: <unk> or bytes
+        options["character_coverage"] = coverage_rng.choice((0.98, 0.995, 0.9995))
     return options, edits
 
 
@@ -592,8 +595,9 @@ RANDOM_ID_SEQUENCES = 100  # random id sequences decoded per seed and engine
 
 def random_id_differences(path: Path, seed: int, tok, count: int = RANDOM_ID_SEQUENCES) -> list[str]:
     """Decode ``count`` random id sequences (control, byte, unknown, unused, user-defined and
-    ordinary pieces mixed)
-    with ``tok`` (``skip_special_tokens=True``) and with sentencepiece; the differences.
+    ordinary pieces mixed, byte pieces spelling a whole character now and then, one sequence
+    in ten up to 300 ids long) with ``tok`` (``skip_special_tokens=True``) and with
+    sentencepiece; the differences.
 
     The corpus only decodes what sentencepiece's encode gives; these ids are any a caller
     may pass (a control piece between two words, byte pieces that are not UTF-8).
@@ -610,9 +614,13 @@ def random_id_differences(path: Path, seed: int, tok, count: int = RANDOM_ID_SEQ
     everything = list(range(len(types)))
     rng = random.Random(seed * 13 + 5)
     found = []
+    byte_ids = {int(sp.id_to_piece(i)[3:5], 16): i for i in groups[1]}
     for _ in range(count):
         ids = []
-        for _ in range(rng.randint(1, 12)):
+        for _ in range(rng.randint(1, 300 if rng.random() < 0.1 else 12)):
+            if len(byte_ids) == 256 and rng.random() < 0.1:  # a character in bytes, amid control pieces or not
+                ids += [byte_ids[b] for b in rng.choice(FOREIGN_CHARACTERS).encode("utf-8")]
+                continue
             group = rng.choice(groups + [everything] * 3)
             ids.append(rng.choice(group or everything))
         want, got = sp.decode(ids), tok.decode(ids, skip_special_tokens=True)

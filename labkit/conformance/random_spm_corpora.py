@@ -5,7 +5,8 @@ A seed trains either on botchan or on a corpus generated here from a seeded lexi
 kind of text (:data:`CORPUS_KINDS`): CJK-heavy, Latin with diacritics, digits-heavy,
 code-like, repetitive, text with many spaces, or a mix. Words are drawn Zipf-like so that
 training finds real merges. The long inputs (:func:`long_texts`) are what short strings never
-reach: whole texts of thousands of characters (Unigram's whole-text lattice), runs of
+reach: whole texts of thousands of characters (Unigram's whole-text lattice, and the
+rebase of sentencepiece's running total past 1e5), runs of
 hundreds to thousands of characters without whitespace (score BPE's long-word path), and
 text mostly outside the trained alphabet (byte fallback or ``<unk>``).
 
@@ -91,38 +92,44 @@ def corpus_alphabet(kind: str, seed: int) -> str:
 
 
 # characters no corpus above holds: scripts, rare CJK, emoji, symbols (byte fallback or <unk>)
-_FOREIGN = ("абвгдежзийклмнопрстуфхцчшщыэюя" "αβγδεζηθικλμνξπρστυφχψω" "ሀሁሂሃሄህሆ" "한국어텍스트" "ภาษาไทย"
+FOREIGN_CHARACTERS = ("абвгдежзийклмнопрстуфхцчшщыэюя" "αβγδεζηθικλμνξπρστυφχψω" "ሀሁሂሃሄህሆ" "한국어텍스트" "ภาษาไทย"
             "नमस्तेदुनिया" "مرحبابالعالم" "㐀㐁㐂㐃䶵" "🙂🎉👍🏽🚀" "∑∫√∞≈≠" "ꙮ𝔘𝔫𝔦" "\U00020000\U0002a6d6")
 
 
+def _joined_lines(rng: random.Random, lines: tuple[str, ...], joiner: str, target: int) -> str:
+    """Consecutive corpus lines from a random one on, joined, until ``target`` characters."""
+    parts, size, start = [], 0, rng.randrange(len(lines))
+    while size < target:
+        line = lines[start % len(lines)]
+        parts.append(line)
+        size += len(line) + len(joiner)
+        start += 1
+    return joiner.join(parts)
+
+
 def long_texts(seed: int, kind: str) -> tuple[str, ...]:
-    """Seed ``seed``'s long inputs for a model trained on corpus ``kind``: two whole texts
-    (2,000 to 6,000 characters of the corpus, joined by newlines and by spaces), runs without
-    whitespace (corpus letters, digits, one word repeated; 200 to 3,000 characters), and
-    byte-fallback heavy text (mostly characters outside the corpus).
+    """Seed ``seed``'s long inputs for a model trained on corpus ``kind``: whole texts (2,000
+    to 6,000 characters of the corpus joined by newlines and by spaces, and one of 20,000 to
+    40,000, whose running Viterbi total passes the 1e5 at which sentencepiece rebases it),
+    runs without whitespace (corpus letters, digits, one word repeated; 200 to 3,000
+    characters), and byte-fallback heavy text (mostly characters outside the corpus).
 
     Example:
         >>> texts = long_texts(0, "latin")
-        >>> len(texts), max(map(len, texts)) >= 2000
-        (7, True)
+        >>> len(texts), max(map(len, texts)) >= 20000
+        (8, True)
     """
     rng = random.Random(seed * 104723 + 29)
     lines = corpus_lines(kind, seed)
     alphabet = [c for c in corpus_alphabet(kind, seed) if not c.isspace()]
-    out = []
-    for joiner in ("\n", " "):
-        target, text = rng.randint(2000, 6000), ""
-        start = rng.randrange(len(lines))
-        while len(text) < target:
-            text += lines[start % len(lines)] + joiner
-            start += 1
-        out.append(text)
+    out = [_joined_lines(rng, lines, joiner, rng.randint(2000, 6000)) for joiner in ("\n", " ")]
     out.append("".join(rng.choice(alphabet) for _ in range(rng.randint(200, 3000))))
     out.append("".join(rng.choice("0123456789") for _ in range(rng.randint(200, 2000))))
     word = "".join(rng.choice(lines).split()[:1]) or "the"
     out.append(word * max(1, rng.randint(200, 3000) // len(word)))
-    foreign = "".join(rng.choice(_FOREIGN) if rng.random() < 0.8 else rng.choice(alphabet)
+    foreign = "".join(rng.choice(FOREIGN_CHARACTERS) if rng.random() < 0.8 else rng.choice(alphabet)
                       for _ in range(rng.randint(50, 500)))
     out.append(foreign)
     out.append(" ".join(foreign[i:i + rng.randint(1, 9)] for i in range(0, len(foreign), 9)))
+    out.append(_joined_lines(rng, lines, rng.choice(("\n", " ", "")), rng.randint(20000, 40000)))
     return tuple(out)
