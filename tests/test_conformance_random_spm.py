@@ -349,8 +349,8 @@ def test_fixed_slice_of_random_seeds_has_no_difference(tmp_path):
 # the long inputs of a few seeds (about 5 s): whole texts, runs without spaces, foreign text
 def test_long_inputs_of_random_seeds_have_no_difference(tmp_path):
     out = io.StringIO()
-    counts, results, _ = run_seeds(range(60, 70), tmp_path, ("labkit",), botchan=0, out=out, random_ids=False)
+    counts, results, _ = run_seeds(range(60, 66), tmp_path, ("labkit",), botchan=0, out=out, random_ids=False)
     assert counts["differs"] == 0, out.getvalue()
-    assert counts["exact"] >= 7, counts
+    assert counts["exact"] >= 4, counts
     kinds = {draw_options(seed)[0]["model_type"] for seed, cells in results.items() if cells[0].status == "exact"}
     assert kinds == {"unigram", "bpe"}, kinds

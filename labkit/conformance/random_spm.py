@@ -585,9 +585,15 @@ def random_spm_case(seed: int, long_inputs: bool = True) -> ConfigCase:
         name=f"spm-random/{seed}", family="spm-random", components=components,
         build=lambda folder, seed=seed: train_random(seed, folder),
         reference=SentencePieceReference, specials=specials,
-        texts=random_texts(seed, symbols) + (long_texts(seed, draw_corpus(seed)[1]) if long_inputs else ()),
+        texts=random_texts(seed, symbols) + (_long_inputs(seed, options["model_type"]) if long_inputs else ()),
         notes=describe(seed), extra={"options": options, "edits": edits},
     )
+
+
+def _long_inputs(seed: int, model_type: str) -> tuple[str, ...]:
+    # Unigram's longest text must pass sentencepiece's rebase (a total of 1e5, about 50,000 characters)
+    longest = (50000, 90000) if model_type == "unigram" else (20000, 40000)
+    return long_texts(seed, draw_corpus(seed)[1], longest)
 
 
 RANDOM_ID_SEQUENCES = 100  # random id sequences decoded per seed and engine

@@ -107,12 +107,13 @@ def _joined_lines(rng: random.Random, lines: tuple[str, ...], joiner: str, targe
     return joiner.join(parts)
 
 
-def long_texts(seed: int, kind: str) -> tuple[str, ...]:
+def long_texts(seed: int, kind: str, longest: tuple[int, int] = (20000, 40000)) -> tuple[str, ...]:
     """Seed ``seed``'s long inputs for a model trained on corpus ``kind``: whole texts (2,000
-    to 6,000 characters of the corpus joined by newlines and by spaces, and one of 20,000 to
-    40,000, whose running Viterbi total passes the 1e5 at which sentencepiece rebases it),
-    runs without whitespace (corpus letters, digits, one word repeated; 200 to 3,000
-    characters), and byte-fallback heavy text (mostly characters outside the corpus).
+    to 6,000 characters of the corpus joined by newlines and by spaces, and one of ``longest``
+    characters: a Unigram model's running Viterbi total passes the 1e5 at which sentencepiece
+    rebases it after about 50,000), runs without whitespace (corpus letters, digits, one word
+    repeated; 200 to 3,000 characters), and byte-fallback heavy text (mostly characters outside
+    the corpus).
 
     Example:
         >>> texts = long_texts(0, "latin")
@@ -131,5 +132,5 @@ def long_texts(seed: int, kind: str) -> tuple[str, ...]:
                       for _ in range(rng.randint(50, 500)))
     out.append(foreign)
     out.append(" ".join(foreign[i:i + rng.randint(1, 9)] for i in range(0, len(foreign), 9)))
-    out.append(_joined_lines(rng, lines, rng.choice(("\n", " ", "")), rng.randint(20000, 40000)))
+    out.append(_joined_lines(rng, lines, rng.choice(("\n", " ", "")), rng.randint(*longest)))
     return tuple(out)
