@@ -172,7 +172,8 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return options, edits
 
 
-SMALLEST_VOCAB = 4  # room for the four special ids only: training is retried at the smallest size sentencepiece accepts
+# room for the four special ids only: training is then retried at the smallest size sentencepiece accepts
+SMALLEST_VOCAB = 4
 # the seeds notebook 14 runs and prints (its stored output names seed 1's options): they keep
 # the botchan corpus and their first vocabulary size
 NOTEBOOK_SEEDS = range(6)
@@ -183,8 +184,9 @@ def draw_corpus(seed: int) -> tuple[int | None, str]:
     training corpus kind, one of :data:`~labkit.conformance.random_spm_corpora.CORPUS_KINDS`).
 
     Drawn from a stream of their own, so that the other options keep each seed's meaning.
-    Sizes run log-uniformly from 60 to 6,000 (training takes well under a second), or are :data:`SMALLEST_VOCAB` (then the
-    smallest size sentencepiece accepts for the corpus, see :func:`train_random`).
+    Sizes run log-uniformly from 60 to 6,000 (training takes well under a second), or are
+    :data:`SMALLEST_VOCAB` (then the smallest size sentencepiece accepts for the corpus, see
+    :func:`train_random`).
 
     Example:
         >>> sizes = [draw_corpus(seed)[0] for seed in range(200)]

@@ -92,8 +92,10 @@ def corpus_alphabet(kind: str, seed: int) -> str:
 
 
 # characters no corpus above holds: scripts, rare CJK, emoji, symbols (byte fallback or <unk>)
-FOREIGN_CHARACTERS = ("абвгдежзийклмнопрстуфхцчшщыэюя" "αβγδεζηθικλμνξπρστυφχψω" "ሀሁሂሃሄህሆ" "한국어텍스트" "ภาษาไทย"
-            "नमस्तेदुनिया" "مرحبابالعالم" "㐀㐁㐂㐃䶵" "🙂🎉👍🏽🚀" "∑∫√∞≈≠" "ꙮ𝔘𝔫𝔦" "\U00020000\U0002a6d6")
+FOREIGN_CHARACTERS = (
+    "абвгдежзийклмнопрстуфхцчшщыэюя" "αβγδεζηθικλμνξπρστυφχψω" "ሀሁሂሃሄህሆ" "한국어텍스트" "ภาษาไทย"
+    "नमस्तेदुनिया" "مرحبابالعالم" "㐀㐁㐂㐃䶵" "🙂🎉👍🏽🚀" "∑∫√∞≈≠" "ꙮ𝔘𝔫𝔦" "\U00020000\U0002a6d6"
+)
 
 
 def _joined_lines(rng: random.Random, lines: tuple[str, ...], joiner: str, target: int) -> str:
