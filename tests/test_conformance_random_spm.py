@@ -13,7 +13,9 @@ import pytest
 import sentencepiece
 
 import labkit
-from labkit.conformance.random_spm import append_pieces, draw_options, parse_seeds, run_seeds, set_piece_types
+from labkit.conformance.random_spm import (NOTEBOOK_SEEDS, SMALLEST_VOCAB, append_pieces, draw_corpus, draw_options,
+                                           parse_seeds, run_seeds, set_piece_types)
+from labkit.conformance.random_spm_corpora import CORPUS_KINDS, corpus_alphabet, long_texts
 from labkit.core import LabkitError
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
@@ -304,10 +306,29 @@ def test_draw_options_is_seeded_and_varied():
     assert parse_seeds("0:3,9") == [0, 1, 2, 9]
 
 
-# a fixed slice of seeds (about 15 s): no cell differs, and the counts are what they were
+def test_draw_corpus_spans_corpora_and_vocabulary_sizes():
+    draws = [draw_corpus(seed) for seed in range(300)]
+    assert {kind for _, kind in draws} == set(CORPUS_KINDS)
+    sizes = [size for size, _ in draws if size is not None]
+    assert SMALLEST_VOCAB in sizes and min(s for s in sizes if s != SMALLEST_VOCAB) < 100 and max(sizes) > 4000
+    assert all(draw_corpus(seed) == (None, "botchan") for seed in NOTEBOOK_SEEDS)
+    assert any("character_coverage" in draw_options(seed)[0] for seed in range(60))
+
+
+def test_long_texts_reach_the_long_paths():
+    texts = long_texts(11, "cjk")
+    assert any(2000 <= len(t) <= 10000 for t in texts)  # a whole text: Unigram's lattice over thousands of characters
+    assert max(map(len, texts)) >= 20000  # past sentencepiece's rebase of its running total
+    assert any(len(t) >= 200 and not any(c.isspace() for c in t) for t in texts)  # score BPE's long-word path
+    alphabet = set(corpus_alphabet("cjk", 11))
+    assert any(sum(c not in alphabet for c in t) > len(t) / 2 for t in texts)  # mostly byte fallback / <unk>
+
+
+# a fixed slice of seeds without the long inputs (about 15 s): no cell differs, and the counts are what they were
 def test_fixed_slice_of_random_seeds_has_no_difference(tmp_path):
     out = io.StringIO()
-    counts, results, skipped = run_seeds(range(0, 60), tmp_path, ("labkit", "hf", "default"), botchan=10, out=out)
+    counts, results, skipped = run_seeds(range(0, 60), tmp_path, ("labkit", "hf", "default"), botchan=10, out=out,
+                                         long_inputs=False)
     assert counts["differs"] == 0 and counts["cell:differs"] == 0, out.getvalue()
     assert counts["exact"] + counts["refused"] + counts["skipped"] == 60
     # served cells also decoded 100 random id sequences each (control pieces between words)
@@ -323,3 +344,13 @@ def test_fixed_slice_of_random_seeds_has_no_difference(tmp_path):
             assert by_engine["default"].served_by == "sentencepiece"
         else:
             assert by_engine["default"].served_by == "labkit"
+
+
+# the long inputs of a few seeds (about 5 s): whole texts, runs without spaces, foreign text
+def test_long_inputs_of_random_seeds_have_no_difference(tmp_path):
+    out = io.StringIO()
+    counts, results, _ = run_seeds(range(60, 66), tmp_path, ("labkit",), botchan=0, out=out, random_ids=False)
+    assert counts["differs"] == 0, out.getvalue()
+    assert counts["exact"] >= 4, counts
+    kinds = {draw_options(seed)[0]["model_type"] for seed, cells in results.items() if cells[0].status == "exact"}
+    assert kinds == {"unigram", "bpe"}, kinds

@@ -7,12 +7,16 @@ script and whitespace splits, whitespace as suffix, whitespace-only pieces, the 
 prefix, extra-whitespace removal, a normalisation rule (by name or a random rule TSV),
 user-defined and control symbols with awkward spellings (overlapping each other, holding
 spaces or digits, parts of frequent words), moved or disabled unk/bos/eos/pad ids and
-renamed pieces, a maximum piece length and a vocabulary size; then sometimes edits the
+renamed pieces, a maximum piece length, a vocabulary size from the smallest sentencepiece
+accepts to 6,000 and a training corpus (botchan, or generated CJK-heavy, Latin with
+diacritics, digits, code, repetitive or space-heavy text, :func:`draw_corpus`); then sometimes edits the
 trained ``ModelProto`` into what a user's file may hold and training never writes (UNUSED
 pieces, tied scores, CONTROL or USER_DEFINED types on ordinary pieces, a denormaliser, flags
 flipped in the normaliser spec). Models ``sentencepiece`` refuses to train or to load are
 *skipped*. Each case runs through :func:`labkit.conformance.runner.run_case` on the mixed
-corpus plus random strings from a seeded alphabet.
+corpus plus random strings from a seeded alphabet and long inputs (whole texts of thousands
+of characters, runs without whitespace, text outside the trained alphabet:
+:mod:`labkit.conformance.random_spm_corpora`).
 
 This module's name starts with none of the provider prefixes on purpose: its cases are not
 part of the fixed matrix.
@@ -30,7 +34,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import random
+import re
 import struct
 import sys
 import tempfile
@@ -42,6 +48,7 @@ from typing import Any
 import sentencepiece
 
 from labkit.conformance.cases import ConfigCase
+from labkit.conformance.random_spm_corpora import CORPUS_KINDS, FOREIGN_CHARACTERS, corpus_lines, long_texts
 from labkit.conformance.runner import parse_seeds, run_case
 from labkit.conformance.spm_matrix import _BASE, SentencePieceReference
 from labkit.paths import data_path
@@ -156,7 +163,43 @@ def draw_options(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     if more_rng.random() < 0.4:
         for kind in more_rng.sample(MORE_EDITS, more_rng.randint(1, 3)):
             edits[kind] = more_rng.randint(0, 2**31)
+    vocab_size, kind = draw_corpus(seed)
+    if vocab_size is not None:
+        options["vocab_size"] = vocab_size
+    coverage_rng = random.Random(seed * 7727 + 13)
+    if kind != "botchan" and coverage_rng.random() < 0.3:  # rare characters of a drawn corpus left out: <unk> or bytes
+        options["character_coverage"] = coverage_rng.choice((0.98, 0.995, 0.9995))
     return options, edits
+
+
+# room for the four special ids only: training is then retried at the smallest size sentencepiece accepts
+SMALLEST_VOCAB = 4
+# the seeds notebook 14 runs and prints (its stored output names seed 1's options): they keep
+# the botchan corpus and their first vocabulary size
+NOTEBOOK_SEEDS = range(6)
+
+
+def draw_corpus(seed: int) -> tuple[int | None, str]:
+    """Seed -> (a vocabulary size over a wide range, or None to keep draw_options' own; the
+    training corpus kind, one of :data:`~labkit.conformance.random_spm_corpora.CORPUS_KINDS`).
+
+    Drawn from a stream of their own, so that the other options keep each seed's meaning.
+    Sizes run log-uniformly from 60 to 6,000 (training takes well under a second), or are
+    :data:`SMALLEST_VOCAB` (then the smallest size sentencepiece accepts for the corpus, see
+    :func:`train_random`).
+
+    Example:
+        >>> sizes = [draw_corpus(seed)[0] for seed in range(200)]
+        >>> min(s for s in sizes if s) == SMALLEST_VOCAB, max(s for s in sizes if s) > 3000
+        (True, True)
+    """
+    rng = random.Random(seed * 15485863 + 11)
+    if rng.random() < 0.4 or seed in NOTEBOOK_SEEDS:
+        return None, "botchan"
+    kind = rng.choice(CORPUS_KINDS)
+    if rng.random() < 0.15:
+        return SMALLEST_VOCAB, kind
+    return int(math.exp(rng.uniform(math.log(60), math.log(6000)))), kind
 
 
 # edits a user's file may hold that training does not write (see edit_proto)
@@ -394,6 +437,17 @@ def set_piece_types(blob: bytes, types: dict[str, int]) -> bytes:
     return _write(top)
 
 
+def piece_types(blob: bytes) -> list[int]:
+    """Every piece's type in a serialised ModelProto (1 NORMAL ... 6 BYTE, as in set_piece_types).
+
+    Example:
+        >>> from labkit.paths import data_path
+        >>> piece_types(data_path("sentencepiece/botchan_en_bpe_1000.model").read_bytes())[:4]
+        [2, 3, 3, 1]
+    """
+    return [next((v for f, w, v in _records(value) if f == 3), 1) for field, wire, value in _records(blob) if field == 1]
+
+
 def append_pieces(blob: bytes, pieces: list[tuple[str, float, int]]) -> bytes:
     """Append (piece, score, type) records after a serialised ModelProto's last piece.
 
@@ -436,15 +490,21 @@ def train_random(seed: int, folder: Path) -> Path:
             rules = folder / f"{key}.tsv"
             rules.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             options[key] = str(rules)
+    _, kind = draw_corpus(seed)
+    corpus = data_path("corpus/botchan.txt")
+    if kind != "botchan":
+        corpus = folder / f"corpus_{kind}_{seed}.txt"
+        corpus.write_text("".join(line + "\n" for line in corpus_lines(kind, seed)), encoding="utf-8")
     data = None
     for attempt in range(2):
         blob = io.BytesIO()
         try:
-            sentencepiece.SentencePieceTrainer.train(input=str(data_path("corpus/botchan.txt")), model_writer=blob, **options)
+            sentencepiece.SentencePieceTrainer.train(input=str(corpus), model_writer=blob, **options)
         except (RuntimeError, ValueError, OSError) as exc:
             message = str(exc)
-            if attempt == 0 and "smaller than required_chars" in message and options["model_type"] in ("unigram", "bpe"):
-                options["vocab_size"] = 800  # too small for the characters it must keep: once larger
+            required = re.search(r"smaller than required_chars\. \d+ vs (\d+)", message)
+            if attempt == 0 and required:
+                options["vocab_size"] = int(required.group(1))  # the smallest size it accepts for this corpus
                 continue
             raise Skipped(f"training refused: {message.splitlines()[0][:200]}") from None
         data = blob.getvalue()
@@ -503,12 +563,15 @@ def describe(seed: int) -> str:
     if "denormalization_rule_tsv" in shown:
         shown["denormalization_rule_tsv"] = shown["denormalization_rule_tsv"].replace("\n", ";")
     text = ", ".join(f"{k}={v!r}" for k, v in shown.items())
-    return f"seed {seed}: {text}" + (f"; edits {sorted(edits)}" if edits else "")
+    kind = draw_corpus(seed)[1]
+    return (f"seed {seed}: {text}" + (f"; edits {sorted(edits)}" if edits else "")
+            + (f"; trained on a {kind} corpus" if kind != "botchan" else ""))
 
 
-def random_spm_case(seed: int) -> ConfigCase:
+def random_spm_case(seed: int, long_inputs: bool = True) -> ConfigCase:
     """Seed -> a ConfigCase whose build trains the random model (raises Skipped when
-    sentencepiece refuses it).
+    sentencepiece refuses it); its texts are the random strings and, with ``long_inputs``,
+    the seed's long inputs (:func:`~labkit.conformance.random_spm_corpora.long_texts`).
 
     Example:
         >>> random_spm_case(5).name
@@ -523,17 +586,26 @@ def random_spm_case(seed: int) -> ConfigCase:
     return ConfigCase(
         name=f"spm-random/{seed}", family="spm-random", components=components,
         build=lambda folder, seed=seed: train_random(seed, folder),
-        reference=SentencePieceReference, specials=specials, texts=random_texts(seed, symbols),
+        reference=SentencePieceReference, specials=specials,
+        texts=random_texts(seed, symbols) + (_long_inputs(seed, options["model_type"]) if long_inputs else ()),
         notes=describe(seed), extra={"options": options, "edits": edits},
     )
+
+
+def _long_inputs(seed: int, model_type: str) -> tuple[str, ...]:
+    # Unigram's longest text must pass sentencepiece's rebase (a total of 1e5, about 50,000 characters)
+    longest = (50000, 90000) if model_type == "unigram" else (20000, 40000)
+    return long_texts(seed, draw_corpus(seed)[1], longest)
 
 
 RANDOM_ID_SEQUENCES = 100  # random id sequences decoded per seed and engine
 
 
 def random_id_differences(path: Path, seed: int, tok, count: int = RANDOM_ID_SEQUENCES) -> list[str]:
-    """Decode ``count`` random id sequences (control, byte, unknown and ordinary pieces mixed)
-    with ``tok`` (``skip_special_tokens=True``) and with sentencepiece; the differences.
+    """Decode ``count`` random id sequences (control, byte, unknown, unused, user-defined and
+    ordinary pieces mixed, byte pieces spelling a whole character now and then, one sequence
+    in ten up to 300 ids long) with ``tok`` (``skip_special_tokens=True``) and with
+    sentencepiece; the differences.
 
     The corpus only decodes what sentencepiece's encode gives; these ids are any a caller
     may pass (a control piece between two words, byte pieces that are not UTF-8).
@@ -545,15 +617,18 @@ def random_id_differences(path: Path, seed: int, tok, count: int = RANDOM_ID_SEQ
         []
     """
     sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
-    types = [6 if sp.is_byte(i) else 3 if sp.is_control(i) else 2 if sp.is_unknown(i) else 1
-             for i in range(sp.get_piece_size())]
-    groups = [[i for i, kind in enumerate(types) if kind == want] for want in (3, 6, 2)]
+    types = piece_types(path.read_bytes())
+    groups = [[i for i, kind in enumerate(types) if kind == want] for want in (3, 6, 2, 5, 4)]
     everything = list(range(len(types)))
     rng = random.Random(seed * 13 + 5)
     found = []
+    byte_ids = {int(sp.id_to_piece(i)[3:5], 16): i for i in groups[1]}
     for _ in range(count):
         ids = []
-        for _ in range(rng.randint(1, 12)):
+        for _ in range(rng.randint(1, 300 if rng.random() < 0.1 else 12)):
+            if len(byte_ids) == 256 and rng.random() < 0.1:  # a character in bytes, amid control pieces or not
+                ids += [byte_ids[b] for b in rng.choice(FOREIGN_CHARACTERS).encode("utf-8")]
+                continue
             group = rng.choice(groups + [everything] * 3)
             ids.append(rng.choice(group or everything))
         want, got = sp.decode(ids), tok.decode(ids, skip_special_tokens=True)
@@ -582,8 +657,11 @@ def _check_random_ids(case: ConfigCase, cells, workdir: Path, seed: int) -> None
 
 
 def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botchan: int = 10, out=None,
-              random_ids: bool = True):
+              random_ids: bool = True, long_inputs: bool = True):
     """Run every seed; returns (status counter, {seed: [cells]}, {seed: skip reason}).
+
+    ``long_inputs=False`` leaves out the long texts (several thousand characters each, most
+    of a seed's time in labkit's pure-Python engines).
 
     Each served cell also decodes random id sequences (:func:`random_id_differences`, with
     ``random_ids``). A seed's status is ``skipped``, ``differs`` (any cell), ``refused``
@@ -599,7 +677,7 @@ def run_seeds(seeds, workdir: Path, engines=("labkit", "hf", "default"), *, botc
     counts: Counter = Counter()
     results, skipped = {}, {}
     for seed in seeds:
-        case = random_spm_case(seed)
+        case = random_spm_case(seed, long_inputs)
         started = time.perf_counter()
         try:
             cells = run_case(case, workdir, engines, botchan=botchan)
@@ -638,10 +716,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0:100", help="a range a:b or a comma list (default: %(default)s)")
     parser.add_argument("--engines", default="labkit,hf,default", help="comma-separated (default: %(default)s)")
     parser.add_argument("--botchan", type=int, default=10, help="botchan lines in each corpus (default: %(default)s)")
+    parser.add_argument("--no-long", action="store_true", help="leave out the long inputs (faster)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="labkit-random-spm-") as folder:
-        counts, _, _ = run_seeds(parse_seeds(args.seeds), Path(folder), tuple(args.engines.split(",")), botchan=args.botchan)
+        counts, _, _ = run_seeds(parse_seeds(args.seeds), Path(folder), tuple(args.engines.split(",")), botchan=args.botchan,
+                                   long_inputs=not args.no_long)
     print(f"seeds: exact {counts['exact']}, refused {counts['refused']}, differs {counts['differs']}, "
           f"skipped {counts['skipped']}; cells: exact {counts['cell:exact']}, refused {counts['cell:refused']}, "
           f"differs {counts['cell:differs']} ({time.perf_counter() - started:.0f} s)")
