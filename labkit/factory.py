@@ -116,6 +116,31 @@ def _check_tiktoken_serves(vocab: VocabData) -> None:
         if token.lstrip or token.rstrip or token.single_word:
             raise EngineUnavailable(f"{vocab.name}: tiktoken does not implement added token {token.content[:40]!r} "
                                     "with lstrip/rstrip/single_word")
+    # without parse_special, tokenizers still finds a special token and leaves it as text, so an
+    # ordinary added token overlapping it is not found there; tiktoken leaves the special out of
+    # its search and finds the other
+    specials = [t.content for t in vocab.added_tokens if t.special and t.content]
+    for token in vocab.added_tokens:
+        if not token.special and token.content:
+            clash = next((s for s in specials if _spellings_overlap(s, token.content)), None)
+            if clash is not None:
+                raise EngineUnavailable(
+                    f"{vocab.name}: added tokens {clash[:40]!r} (special) and {token.content[:40]!r} overlap; tiktoken "
+                    "cannot leave the special one as text and not find the other (parse_special=False)")
+
+
+def _spellings_overlap(a: str, b: str) -> bool:
+    """True if some text holds ``a`` and ``b`` over shared characters (one inside the other, or
+    an end of one the start of the other).
+
+    Example:
+        >>> from labkit.factory import _spellings_overlap
+        >>> _spellings_overlap("xyz", "yzw"), _spellings_overlap("<|im_end|>", "m_e"), _spellings_overlap("ab", "cd")
+        (True, True, False)
+    """
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
 
 
 def engines_for(vocab: VocabData) -> list[str]:

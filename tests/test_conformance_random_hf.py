@@ -491,3 +491,33 @@ def test_run_case_holds_parse_special_false_to_tokenizers(tmp_path, monkeypatch)
     monkeypatch.setattr(PipelineTokenizer, "_encode", lambda self, text, add, parse: always_parsed(self, text, add, True))
     cell, = run_case(case, tmp_path, ("labkit",), ["I<s> x"])
     assert cell.status == "differs" and "parse_special=False" in cell.message
+
+
+def test_the_tiktoken_engine_on_drawn_tokenizer_json_is_exact_or_refused():
+    """labkit's tiktoken engine on a tokenizer.json, seeds where it differed: 852 and 1402 (NFC
+    offsets where marks are reordered: now tokenizers' own alignment), 1409 (a merges list that
+    does not make every token tiktoken can join: tiktoken merged what the list never joins; now refused)."""
+    results = run_seeds([852, 1402, 1409], engines=("tiktoken",), botchan=5)
+    assert [r.status for r in results] == ["exact", "exact", "refused"], [(r.seed, r.reason) for r in results]
+    assert "tiktoken would join tokens the merges never make" in results[-1].reason
+
+
+def test_the_tiktoken_engine_without_nfc_does_not_normalize(tmp_path):
+    # random seed 284: a Qwen2-shaped Split without the NFC normaliser; the tiktoken engine took
+    # NFC from the split's table entry: '\u2000' gave [226, 128, 130] where tokenizers gives [226, 128, 128]
+    from labkit.conformance.hf_json_configs import QWEN2_SPLIT
+
+    pre = {"type": "Sequence", "pretokenizers": [split(QWEN2_SPLIT, "Isolated"), byte_level(use_regex=False)]}
+    path = _write(tmp_path, build_json("byte", pre_tokenizer=pre, decoder=byte_level()))
+    tok, reference = labkit.load(path, engine="tiktoken"), HFReference(path)
+    for text in ["\u2000", "\u212b x", "cafe\u0301 e\u0301"]:
+        assert tok.encode(text).ids == reference.encode(text, False)[0], text
+
+
+
+def test_the_tiktoken_engine_refuses_a_special_token_overlapping_another_added_token(tmp_path):
+    tokens = [added("xyz"), added("yzw", special=False, normalized=False)]
+    path = _write(tmp_path, build_json("byte", added_tokens=tokens, **_BYTE_PARTS))
+    with pytest.raises(EngineUnavailable, match="'xyz' \\(special\\) and 'yzw' overlap"):
+        labkit.load(path, engine="tiktoken")
+    assert labkit.load(path, engine=None).engine == "labkit"  # served exactly by labkit's own engine

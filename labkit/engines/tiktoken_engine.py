@@ -20,6 +20,7 @@ import unicodedata
 import tiktoken
 
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
+from labkit.algorithms.hf_normalize import Piece, unicode_form
 from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets, reference_nfc
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import MODEL_BPE_BYTE
@@ -94,7 +95,10 @@ class TiktokenTokenizer(Tokenizer):
             if added_id is not None:
                 char_map.extend((i, i + 1) for i in range(start, end))
                 continue
-            _, piece_map = nfc_with_offsets(text[start:end])
+            if self.vocab.format == "hf_json":  # tokenizers' own alignment, as the byte-level engine's
+                piece_map = unicode_form(Piece.of(text[start:end]), "NFC").align
+            else:
+                _, piece_map = nfc_with_offsets(text[start:end])
             char_map.extend((start + a, start + b) for a, b in piece_map)
         return char_map
 
@@ -167,7 +171,30 @@ def _ranks_from_vocab(vocab: VocabData) -> dict[bytes, int]:
                     "than the merge before it, so ids cannot serve as tiktoken ranks"
                 )
             last = made
+        if vocab.format == "hf_json":
+            _check_merges_are_the_ranks(vocab, ranks)
     return ranks
+
+
+def _check_merges_are_the_ranks(vocab: VocabData, ranks: dict[bytes, int]) -> None:
+    """tiktoken joins any two neighbours whose bytes make a token; a merges list joins only the
+    pairs it lists. The two agree when the list is exactly what tiktoken's ranks imply (each
+    token the two parts rank BPE leaves on its bytes), as for trained vocabularies; a user's
+    tokenizer.json need not be one, and then tiktoken is refused."""
+    from labkit.algorithms.bpe_merges import merges_from_ranks
+
+    by_rank: list[bytes | None] = [None] * (max(ranks.values(), default=-1) + 1)
+    for raw, rank in ranks.items():
+        by_rank[rank] = raw
+    try:
+        implied = merges_from_ranks(by_rank)
+    except FormatError as exc:
+        raise EngineUnavailable(f"{vocab.name}: tiktoken would join tokens the merges never make ({exc})") from None
+    listed = [tuple(pair) for pair in vocab.merges]
+    if implied != listed:
+        where = next((k for k, (a, b) in enumerate(zip(implied, listed)) if a != b), min(len(implied), len(listed)))
+        raise EngineUnavailable(f"{vocab.name}: merge #{where} is not the one tiktoken's ranks imply, so tiktoken "
+                                "would merge differently")
 
 
 def build(vocab: VocabData) -> TiktokenTokenizer:
@@ -213,4 +240,6 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
         id_bytes[rank] = raw
     for content, index in specials.items():
         id_bytes[index] = content.encode("utf-8")
-    return TiktokenTokenizer(vocab, backend, nfc=spec.nfc or bool(vocab.normalizer.get("nfc")), id_bytes=id_bytes)
+    # the file's own normaliser decides (a tokenizer.json says whether it has NFC); the split's
+    # table entry only where the format has no word on it (GGUF, .tiktoken), as in the byte-level engine
+    return TiktokenTokenizer(vocab, backend, nfc=bool(vocab.normalizer.get("nfc", spec.nfc)), id_bytes=id_bytes)
