@@ -51,21 +51,33 @@ def _toy_rank_vocab(rng):
     return {t: i for i, t in enumerate(tokens + extra)}
 
 
-def test_rank_buckets_equal_the_heap_on_shuffled_toy_ranks():
+def _toy_pair(ranks):
+    """What merging two ids of a toy rank table makes, packed as the bucket loop wants it."""
+    rank = bpe.concat_ranker(ranks)
+    id_bytes = {i: t for t, i in ranks.items()}
+
+    def pair(a, b):
+        r = rank(id_bytes[a], id_bytes[b])
+        return -1 if r is None else (r << 24) | ranks[id_bytes[a] + id_bytes[b]]
+
+    return rank, pair
+
+
+def test_rank_buckets_and_chunks_equal_the_heap_on_shuffled_toy_ranks():
+    """Toy ranks where long tokens can outrank their parts: a bucket must stop for the better
+    pair, and a chunk that cannot be cut (a merge makes a better pair than itself) is merged
+    whole; the ids never change."""
     for seed in range(40):
         rng = random.Random(seed)
         ranks = _toy_rank_vocab(rng)
-        rank = bpe.concat_ranker(ranks)
-        id_bytes = {i: t for t, i in ranks.items()}
-
-        def pair(a, b):
-            r = rank(id_bytes[a], id_bytes[b])
-            return -1 if r is None else (r << 24) | ranks[id_bytes[a] + id_bytes[b]]
-
-        for word in _words(rng, "abc", 30, 60):
+        rank, pair = _toy_pair(ranks)
+        for word in _words(rng, "abc", 30, 60) + _words(rng, "abc", 8, 400):
             data = word.encode()
+            start = [ranks[bytes([b])] for b in data]
             expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)] if data else []
-            assert bpe.bpe_rank_buckets([ranks[bytes([b])] for b in data], {}, pair) == expected, (seed, word)
+            assert bpe.bpe_rank_buckets(start, {}, pair) == expected, (seed, word)
+            for chunk in (3, 8, 40):
+                assert bpe.bpe_rank_chunks(start, {}, pair, chunk=chunk) == expected, (seed, word, chunk)
 
 
 def test_rank_buckets_hand_the_word_back_when_a_merge_is_not_a_token():
@@ -112,26 +124,6 @@ def test_rank_chunks_equal_the_whole_word_on_gpt2_with_tiny_chunks(gpt2, monkeyp
         for chunk in (5, 17, 300):
             assert bpe.bpe_rank_chunks(start, gpt2._pairs, gpt2._pair, chunk=chunk) == whole, (word[:20], chunk)
     assert verdicts.count(True) > 1000 and verdicts.count(False) >= 1
-
-
-def test_rank_chunks_equal_the_heap_on_shuffled_toy_ranks():
-    """Toy ranks where long tokens can outrank their parts: chunks that cannot be cut (a merge
-    makes a better pair than itself) are merged whole, and the ids never change."""
-    for seed in range(40):
-        rng = random.Random(seed)
-        ranks = _toy_rank_vocab(rng)
-        rank = bpe.concat_ranker(ranks)
-        id_bytes = {i: t for t, i in ranks.items()}
-
-        def pair(a, b):
-            r = rank(id_bytes[a], id_bytes[b])
-            return -1 if r is None else (r << 24) | ranks[id_bytes[a] + id_bytes[b]]
-
-        for word in _words(rng, "abc", 8, 400):
-            data = word.encode()
-            expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)] if data else []
-            for chunk in (3, 8, 40):
-                assert bpe.bpe_rank_chunks([ranks[bytes([b])] for b in data], {}, pair, chunk=chunk) == expected
 
 
 def test_a_cut_the_merges_would_join_is_undone():

@@ -224,9 +224,11 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     if len(ids) < 2:
         return list(ids)
     merged = _merge_in_buckets(ids, known, pair)
-    if merged is None:
-        return None
-    sym, nxt = merged
+    return None if merged is None else _in_order(*merged)
+
+
+def _in_order(sym: list[int], nxt: list[int]) -> list[int]:
+    """The parts left by the bucket loop, following the links from position 0."""
     out = []
     k = 0
     while k >= 0:
@@ -445,12 +447,7 @@ def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | No
     merged = _merge_in_buckets(ids[start:end], known, pair, edges)
     if merged is None:
         return None
-    sym, nxt = merged
-    out = []
-    k = 0
-    while k >= 0:
-        out.append(sym[k])
-        k = nxt[k]
+    out = _in_order(*merged)
     first, last = [[ids[start], -1, _NEVER]], [[ids[end - 1], -1, _NEVER]]
     for is_first, is_last, rank, made in edges:
         for side, changed in ((first, is_first), (last, is_last)):
