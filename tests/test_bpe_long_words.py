@@ -145,3 +145,17 @@ def test_score_chunks_equal_the_heap_on_llama(llama):
     for text in _words(rng, "abcdefghij", 3, 9000) + ["▁" * 9000]:
         normalized = llama.normalizer.normalize(text)
         assert model.merge_buckets(normalized) == model.merge(normalized), text[:20]
+
+
+def test_chunks_whose_cuts_keep_failing_cost_at_most_a_few_passes_over_the_word(monkeypatch):
+    """A word that merges into one token ('a' * 2**14 where each power of two of 'a' is a token):
+    every cut is undone. Merging the growing prefix again at each undo was quadratic (about
+    2,000,000 parts merged for these 16,384); past the word's length of re-merged parts the
+    word is merged whole instead."""
+    table = {(k << 24) | k: (k << 24) | (k + 1) for k in range(20)}  # id k + k -> id k + 1 at rank k
+    word = [0] * (1 << 14)
+    merged_parts = []
+    real = bpe.merge_chunk
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: merged_parts.append(end - start) or real(ids, start, end, *rest))
+    assert bpe.bpe_rank_chunks(word, dict(table), lambda a, b: -1, chunk=64) == [14]
+    assert sum(merged_parts) <= 3 * len(word)

@@ -378,7 +378,9 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     parts facing each other across a cut while both live would be joined unless their pair
     has no rank or its rank comes after one of them is gone; a cut where any pair might be
     joined is undone (the two chunks merge again as one). Cuts are placed where BPE on a
-    small window around them ends a token, so they are rarely undone.
+    small window around them ends a token, so they are rarely undone; where they keep being
+    undone (a word that merges into a few long tokens), the word is merged whole once the
+    parts merged again pass its length, so the cost stays within a few passes over it.
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_chunks, bpe_rank_buckets
@@ -399,10 +401,16 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
             cuts.append(cut)
     cuts.append(n)
     done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
+    # parts merged again after undone cuts: past the word's length, cuts keep failing (a word
+    # that merges into a few long tokens) and merging it whole is cheaper than going on
+    redone = 0
     for start, end in zip(cuts, cuts[1:]):
         merged = merge_chunk(ids, start, end, known, pair)
         while merged is not None and done and not cut_holds(done[-1][3], merged[1], known, pair):
             start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
+            redone += end - start
+            if redone > n:
+                return bpe_rank_buckets(ids, known, pair)
             merged = merge_chunk(ids, start, end, known, pair)
         if merged is None:
             return bpe_rank_buckets(ids, known, pair)
