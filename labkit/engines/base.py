@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labkit.algorithms.hf_normalize import Piece, unicode_form
+from labkit.algorithms.pretokenize import nfc_with_offsets
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import TOKEN_CONTROL, Encoding, LabkitError, Tokenizer, VocabData
 
@@ -159,3 +161,33 @@ def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text
         end = (0, 0) if vocab.format == "hf_json" else (text_length, text_length)
         ids, offsets = [*ids, sp.eos_id], [*offsets, end]
     return ids, offsets
+
+
+def applies_nfc(vocab: VocabData, split_nfc: bool) -> bool:
+    """Whether a byte-level engine composes the text (NFC) before its split: the file's own
+    normaliser decides where the format says (a tokenizer.json always does), else the split's
+    table entry (``split_nfc``: GGUF's and .tiktoken's pre names carry it).
+
+    Example:
+        >>> from labkit.engines.mock import mock_vocab
+        >>> vocab = mock_vocab()
+        >>> applies_nfc(vocab, True), (vocab.normalizer.update(nfc=False), applies_nfc(vocab, True))[1]
+        (True, False)
+    """
+    return bool(vocab.normalizer.get("nfc", split_nfc))
+
+
+def nfc_aligned(text: str, vocab: VocabData) -> tuple[str, list[tuple[int, int]]]:
+    """The NFC of ``text`` and, for each of its chars, the (start, end) chars of ``text`` it
+    comes from: for a tokenizer.json tokenizers' own alignment (decomposed, reordered, then
+    composed char by char), which differs from ``nfc_with_offsets`` where marks are reordered.
+
+    Example:
+        >>> from labkit.engines.mock import mock_vocab
+        >>> nfc_aligned("e\u0301x", mock_vocab())
+        ('éx', [(0, 1), (2, 3)])
+    """
+    if vocab.format == "hf_json":
+        piece = unicode_form(Piece.of(text), "NFC")
+        return piece.text, piece.align
+    return nfc_with_offsets(text)

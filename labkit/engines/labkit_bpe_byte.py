@@ -34,8 +34,7 @@ from labkit.algorithms.bpe import (
 )
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bytes_unicode import bytes_to_unicode, char_spans, decode_like_byte_level, try_gpt2_to_bytes
-from labkit.algorithms.hf_normalize import Piece, unicode_form
-from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer, nfc_with_offsets
+from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer
 from labkit.core import (
     MODEL_BPE_BYTE,
     TOKEN_CONTROL,
@@ -44,7 +43,7 @@ from labkit.core import (
     LabkitError,
     VocabData,
 )
-from labkit.engines.base import LabkitTokenizer, SegmentContext
+from labkit.engines.base import LabkitTokenizer, SegmentContext, applies_nfc, nfc_aligned
 
 # from this many bytes on, a word merges over ids rather than bytes (faster, same result)
 # UTF-8 bytes of each byte's symbol in the byte-level alphabet (printable ASCII 1, the others 2)
@@ -71,7 +70,7 @@ class ByteLevelBPE(LabkitTokenizer):
     def __init__(self, vocab: VocabData, *, pre: str | PreTokenizerSpec | None = None):
         super().__init__(vocab)
         self.pre = get_pre_tokenizer(pre if pre is not None else vocab.pre)
-        self.nfc = bool(vocab.normalizer.get("nfc", self.pre.nfc))
+        self.nfc = applies_nfc(vocab, self.pre.nfc)
         tokens = vocab.tokens
         types = vocab.token_types
         added_ids = {a.id for a in vocab.added_tokens}
@@ -274,13 +273,7 @@ class ByteLevelBPE(LabkitTokenizer):
         mapping = None
         if self.nfc and not unicodedata.is_normalized("NFC", text):
             # only a text that NFC changes pays for the offset map
-            if self.vocab.format == "hf_json":
-                # tokenizers' own alignment (its transform: decomposed, reordered, recomposed char by
-                # char), which differs from nfc_with_offsets' where marks are reordered: 'Ġ\u0327\u0323'
-                piece = unicode_form(Piece.of(text), "NFC")
-                text, mapping = piece.text, piece.align
-            else:
-                text, mapping = nfc_with_offsets(text)
+            text, mapping = nfc_aligned(text, self.vocab)
         out: list[tuple[int, int, int]] = []
         append = out.append
         cache = self._cache

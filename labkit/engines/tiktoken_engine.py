@@ -20,13 +20,12 @@ import unicodedata
 import tiktoken
 
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
-from labkit.algorithms.hf_normalize import Piece, unicode_form
-from labkit.algorithms.pretokenize import get_pre_tokenizer, nfc_with_offsets, reference_nfc
+from labkit.algorithms.pretokenize import get_pre_tokenizer, reference_nfc
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.core import MODEL_BPE_BYTE
 from labkit.core import TOKEN_NORMAL
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
-from labkit.engines.base import frame
+from labkit.engines.base import applies_nfc, frame, nfc_aligned
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -95,10 +94,7 @@ class TiktokenTokenizer(Tokenizer):
             if added_id is not None:
                 char_map.extend((i, i + 1) for i in range(start, end))
                 continue
-            if self.vocab.format == "hf_json":  # tokenizers' own alignment, as the byte-level engine's
-                piece_map = unicode_form(Piece.of(text[start:end]), "NFC").align
-            else:
-                _, piece_map = nfc_with_offsets(text[start:end])
+            _, piece_map = nfc_aligned(text[start:end], self.vocab)
             char_map.extend((start + a, start + b) for a, b in piece_map)
         return char_map
 
@@ -240,6 +236,4 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
         id_bytes[rank] = raw
     for content, index in specials.items():
         id_bytes[index] = content.encode("utf-8")
-    # the file's own normaliser decides (a tokenizer.json says whether it has NFC); the split's
-    # table entry only where the format has no word on it (GGUF, .tiktoken), as in the byte-level engine
-    return TiktokenTokenizer(vocab, backend, nfc=bool(vocab.normalizer.get("nfc", spec.nfc)), id_bytes=id_bytes)
+    return TiktokenTokenizer(vocab, backend, nfc=applies_nfc(vocab, spec.nfc), id_bytes=id_bytes)

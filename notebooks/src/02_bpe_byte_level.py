@@ -234,8 +234,9 @@ for n in (128, 512, 1024):
 # ### Very long words: merge in chunks, cut only where no merge can join
 #
 # Text without spaces (a base64 blob, a run of digits, minified code) can be one pre-token of
-# a megabyte. The heap is O(n log n), but over a megabyte its lists no longer fit in the
-# CPU's caches and each merge costs about twice as much. So the engine merges such a word in
+# a megabyte. The heap is O(n log n), but as the word grows its lists no longer fit in the
+# CPU's caches and each merge costs more (the table at the end of this section measures the
+# whole-word loop against chunks). So the engine merges such a word in
 # chunks of about a thousand parts, and a cut between two chunks is kept only if it provably
 # changes nothing. Ranks are time: a part lives from the rank of the merge that made it to
 # the rank of the merge that takes it in. The parts facing each other across the cut are

@@ -286,11 +286,11 @@ print("an exact .model,", random_spm.describe(first_spm))
 print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 
 # %% [markdown]
-# One thing the `.tiktoken` draws found: a file in which some byte has no rank. `tokenizers`
-# drops such a byte and merges the rest; tiktoken keeps it as a part (a merge may still take
-# it in) and fails when it is left alone. labkit used to drop it, giving an answer where the
-# reference has none. Now it follows tiktoken, and where tiktoken fails it raises a
-# `LabkitError` that names the byte:
+# One thing the `.tiktoken` draws found: a file in which some byte has no rank. tiktoken
+# keeps such a byte as a part (a merge may still take it in, as in `'zqab'` below) and fails
+# when it is left alone. labkit's own engine follows tiktoken and, where tiktoken fails,
+# raises a `LabkitError` that names the byte; the `hf` engine refuses the file at load,
+# because `tokenizers` would drop the byte and answer:
 
 # %%
 import base64
@@ -301,12 +301,24 @@ no_z = {bytes([b]): b for b in range(256) if b != ord("z")} | {b"ab": 256, b"zq"
 (workdir / "no_z.tiktoken").write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in no_z.items()))
 tiktoken_direct = tiktoken.Encoding("no_z", pat_str=r"\S+|\s+", mergeable_ranks=no_z, special_tokens={})
 no_z_tok = labkit.load(workdir / "no_z.tiktoken", engine="labkit", pre="gpt-2")
+
+
+def error_of(call):
+    """The LabkitError message ``call()`` raises ('' if it raises none)."""
+    try:
+        call()
+    except labkit.LabkitError as exc:
+        return str(exc)
+    return ""
+
+
 print("'zqab':  tiktoken", tiktoken_direct.encode_ordinary("zqab"), " labkit", no_z_tok.encode("zqab").ids)
-try:
-    no_z_tok.encode("zab")
-except labkit.LabkitError as exc:
-    print("'zab':   labkit raises:", exc)
+zab_error = error_of(lambda: no_z_tok.encode("zab"))
+hf_refusal = error_of(lambda: labkit.load(workdir / "no_z.tiktoken", engine="hf", pre="gpt-2"))
+print("'zab':   labkit raises:", zab_error)
+print("the hf engine:", hf_refusal)
 assert no_z_tok.encode("zqab").ids == tiktoken_direct.encode_ordinary("zqab") == [257, 256]
+assert "byte 0x7A" in zab_error and "0x7A has no rank" in hf_refusal
 
 # %% [markdown]
 # ## Try it
