@@ -223,3 +223,36 @@ def test_a_visible_stop_ending_with_a_hidden_one_is_shown_whole():
     # both end at the same character: the longer one, which starts first, wins and is shown
     assert StopStringMatcher(["a"], ["ba"]).push("ba") == ("ba", StopReason("string", "ba", True))
     assert StopStringMatcher(["ba"], ["a"]).push("ba") == ("", StopReason("string", "ba", False))
+
+
+# the lowest and highest code points bound the search for a child among the sorted patterns
+EDGE_ALPHABET = "ab\x00\U0010ffff\ud7ff"
+
+
+def naive_longest_ending(text, patterns):
+    """Index of the longest pattern that ``text`` ends with (lowest index at a tie), or -1."""
+    ending = [i for i, p in enumerate(patterns) if text.endswith(p)]
+    return max(ending, key=lambda i: (len(patterns[i]), -i), default=-1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=EDGE_ALPHABET + " ", max_size=30),
+       st.lists(st.text(alphabet=EDGE_ALPHABET, min_size=1, max_size=4), min_size=1, max_size=8))
+def test_children_made_on_demand_give_every_state_its_jail_and_match(text, patterns):
+    ac = AhoCorasick(patterns)
+    state = ROOT
+    for end in range(1, len(text) + 1):
+        state = ac.step(state, text[end - 1])
+        assert ac.held_text(state) == naive_jail(text[:end], patterns)
+        assert ac.match_of(state) == naive_longest_ending(text[:end], patterns)
+    # a duplicate pattern: the lowest index is the one reported
+    twice = AhoCorasick(patterns + patterns[:1])
+    assert twice.find_first(patterns[0]) == naive_first(patterns[0], patterns)
+
+
+def test_only_the_children_the_text_asks_for_are_made():
+    stops = ["Hello world", "Hello there", "<|im_end|>"]
+    ac = AhoCorasick(stops)
+    ac.scan(ROOT, "Say Hello")
+    assert ac.node_count == 1 + len("Hello")  # the root and H-e-l-l-o; not " world", " there", "<|im_end|>"
+    assert len(AhoCorasick(stops).table()) == 1 + len("Hello ") + len("world") + len("there") + len("<|im_end|>")

@@ -82,10 +82,10 @@ class AhoCorasick:
         # then one run of this list, found by bisection instead of a pass over all of them.
         self._order = sorted(range(len(self.patterns)), key=self.patterns.__getitem__)
         self._sorted = [self.patterns[i] for i in self._order]
-        # One entry per trie node, appended as nodes are made. A node is made when its parent
-        # is expanded (its children grouped by next character), and a node is expanded the
-        # first time a transition or a hold asks for its children: a trie nobody walks into is never
-        # built. ``_run[node]`` is the node's run ``(lo, hi)`` of the sorted patterns.
+        # One entry per trie node, appended as nodes are made. A node is made the first time a
+        # transition or a failure link asks its parent for it: a trie nobody walks into is never
+        # built. ``_run[node]`` is the node's run ``(lo, hi)`` of the sorted patterns;
+        # ``_children[node]`` the children asked for so far (-1: no such child).
         self._children: list[dict[str, int] | None] = [None]
         self._run: list[tuple[int, int]] = [(0, len(self.patterns))]
         self._parent = [ROOT]
@@ -101,7 +101,7 @@ class AhoCorasick:
         self._remembered = 0
         self.max_length = max(map(len, self.patterns), default=0)
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
-        self.first_chars = frozenset(self._kids(ROOT))
+        self.first_chars = frozenset(pattern[0] for pattern in self.patterns)
         self._first_search = None  # a regex over first_chars, compiled when a scan first needs it
 
     @property
@@ -114,53 +114,70 @@ class AhoCorasick:
         """How many transitions are remembered now (at most ``MAX_TRANSITIONS``)."""
         return self._remembered
 
-    def _kids(self, node: int) -> dict[str, int]:
-        """The node's children, grouping its run of sorted patterns by next character the first time."""
-        kids = self._children[node]
-        if kids is not None:
-            return kids
-        kids = self._children[node] = {}
-        depth, ordered, order = self._depth[node], self._sorted, self._order
+    def _child(self, node: int, ch: str) -> int:
+        """The node's child by ``ch`` (-1: none), made the first time it is asked for."""
+        asked = self._children[node]
+        if asked is None:
+            asked = self._children[node] = {}
+        else:
+            known = asked.get(ch)
+            if known is not None:
+                return known
+        child = asked[ch] = self._make_child(node, ch)
+        return child
+
+    def _make_child(self, node: int, ch: str) -> int:
+        # the node's run of sorted patterns narrowed to those going on with ch: two bisections at most
+        depth, ordered = self._depth[node], self._sorted
         lo, hi = self._run[node]
         while lo < hi and len(ordered[lo]) == depth:  # the node's own pattern sorts first
             lo += 1
         if lo == hi:  # a leaf
-            return kids
-        ch = ordered[lo][depth]
-        if ordered[hi - 1][depth] == ch:  # one child (the usual case down a long pattern): no search
-            kids[ch] = len(self._depth)
-            self._source.append(order[lo] if hi - lo == 1 else min(order[lo:hi]))
-            self._terminal.append(order[lo] if len(ordered[lo]) == depth + 1 else -1)
-            self._run.append((lo, hi))
-            self._children.append(None)
-            self._parent.append(node)
-            self._depth.append(depth + 1)
-            for table in (self._fail, self._match, self._hold, self._rows):
-                table.append(None)
-            return kids
-        groups = []  # (lowest pattern index, first char, run) per child
+            return -1
+        low, high = ordered[lo][depth], ordered[hi - 1][depth]
+        if ch < low or ch > high:
+            return -1
+        if low != high:  # several next characters (one is the usual case down a long pattern)
+            prefix = ordered[lo][:depth]
+            lo = bisect_left(ordered, prefix + ch, lo, hi)
+            if ordered[lo][depth] != ch:
+                return -1
+            if ch != high:  # the run going on with ch ends where the next character's begins
+                hi = bisect_left(ordered, prefix + chr(ord(ch) + 1), lo, hi)
+        child = len(self._depth)
+        first = self._order[lo]  # the lowest-numbered pattern of the run sorts first among equals
+        self._source.append(first)
+        self._terminal.append(first if len(ordered[lo]) == depth + 1 else -1)
+        self._run.append((lo, hi))
+        self._children.append(None)
+        self._parent.append(node)
+        self._depth.append(depth + 1)
+        self._fail.append(None)
+        self._match.append(None)
+        self._hold.append(None)
+        self._rows.append(None)
+        return child
+
+    def _has_children(self, node: int) -> bool:
+        # the run's last pattern is its longest, and the node's own patterns sort first
+        lo, hi = self._run[node]
+        return hi > lo and len(self._sorted[hi - 1]) > self._depth[node]
+
+    def _make_all_children(self, node: int) -> None:
+        """Every child of the node, numbered in the order their patterns were given (for :meth:`table`)."""
+        depth, ordered, order = self._depth[node], self._sorted, self._order
+        lo, hi = self._run[node]
+        while lo < hi and len(ordered[lo]) == depth:
+            lo += 1
+        groups = []  # (lowest pattern index, next char) per child
         while lo < hi:
             head = ordered[lo]
             ch = head[depth]
-            # the run of patterns going on with ch ends where those going on with a later char begin
             end = hi if ch == "\U0010ffff" else bisect_left(ordered, head[:depth] + chr(ord(ch) + 1), lo, hi)
-            groups.append((min(order[lo:end]), ch, lo, end))
+            groups.append((min(order[lo:end]), ch))
             lo = end
-        groups.sort()  # children numbered in the order their patterns were given
-        first = len(self._depth)
-        count = len(groups)
-        for offset, (lowest, ch, lo, end) in enumerate(groups):
-            kids[ch] = first + offset
-            self._source.append(lowest)
-            # the lowest-numbered pattern that ends at the child sorts first in its run
-            self._terminal.append(order[lo] if len(ordered[lo]) == depth + 1 else -1)
-            self._run.append((lo, end))
-        self._children.extend([None] * count)
-        self._parent.extend([node] * count)
-        self._depth.extend([depth + 1] * count)
-        for table in (self._fail, self._match, self._hold, self._rows):
-            table.extend([None] * count)
-        return kids
+        for _, ch in sorted(groups):
+            self._child(node, ch)
 
     def cannot_start(self, text: str) -> bool:
         """True if no pattern starts anywhere in ``text`` (no pattern's first character is in it).
@@ -190,10 +207,14 @@ class AhoCorasick:
             >>> ac.prefix_text(ac.fail(ac.scan(ROOT, "sh")[0]))
             'h'
         """
-        known = self._fail[state]
+        fail = self._fail
+        known = fail[state]
         if known is not None:
             return known
-        fail, parent, kids = self._fail, self._parent, self._kids
+        found = self._fail_from_parent(state)
+        if found is not None:
+            return found
+        parent, child_of = self._parent, self._child
         stack = [state]  # explicit stack: a chain of links can be as deep as the longest pattern
         while stack:
             node = stack[-1]
@@ -211,8 +232,8 @@ class AhoCorasick:
             ch = self.patterns[self._source[node]][self._depth[node] - 1]
             f = fail[up]
             while True:  # the classic walk: shorter and shorter suffixes until one goes on with ch
-                child = kids(f).get(ch)
-                if child is not None:
+                child = child_of(f, ch)
+                if child >= 0:
                     fail[node] = child
                     break
                 if f == ROOT:
@@ -225,6 +246,33 @@ class AhoCorasick:
             if fail[node] is not None:
                 stack.pop()
         return fail[state]
+
+    def _fail_from_parent(self, node: int) -> int | None:
+        # fail(node) when the parent's link and every link the walk meets are known, else None
+        up = self._parent[node]
+        fail = self._fail
+        if up == ROOT:
+            fail[node] = ROOT
+            return ROOT
+        f = fail[up]
+        if f is None:
+            return None
+        ch = self.patterns[self._source[node]][self._depth[node] - 1]
+        children = self._children
+        while True:
+            asked = children[f]
+            child = asked.get(ch) if asked is not None else None
+            if child is None:
+                child = self._child(f, ch)
+            if child >= 0:
+                fail[node] = child
+                return child
+            if f == ROOT:
+                fail[node] = ROOT
+                return ROOT
+            f = fail[f]
+            if f is None:
+                return None
 
     def _chain(self, table: list, state: int, own) -> int:
         # table[state] = own(node) where it is set, else the value at the failure link
@@ -262,20 +310,31 @@ class AhoCorasick:
         found = self._hold[state]
         if found is not None:
             return found
-        kids, depth = self._kids, self._depth
-        return self._chain(self._hold, state, lambda node: depth[node] if kids(node) else None)
+        if self._has_children(state):
+            found = self._hold[state] = self._depth[state]
+            return found
+        has_children, depth = self._has_children, self._depth
+        return self._chain(self._hold, state, lambda node: depth[node] if has_children(node) else None)
 
     def _goto(self, state: int, ch: str) -> int:
         """The transition worked out and remembered, encoded (``~target`` when it completes a match)."""
+        children, fail = self._children, self._fail
         node = state
         while True:
-            target = self._kids(node).get(ch)
-            if target is not None or node == ROOT:
+            asked = children[node]
+            target = asked.get(ch) if asked is not None else None
+            if target is None:
+                target = self._child(node, ch)
+            if target >= 0 or node == ROOT:
                 break
-            node = self.fail(node)
-        if target is None:
+            up = fail[node]
+            node = up if up is not None else self.fail(node)
+        if target < 0:
             target = ROOT
-        code = ~target if self.match_of(target) >= 0 else target
+        match = self._match[target]
+        if match is None:
+            match = self.match_of(target)
+        code = ~target if match >= 0 else target
         if self._remembered >= MAX_TRANSITIONS:
             self._rows[:] = [None] * self.node_count  # bounded memory; the hot ones come back quickly
             self._remembered = 0
@@ -379,8 +438,8 @@ class AhoCorasick:
             {'state': 2, 'text': 's', ...}
         """
         node = 0
-        while node < self.node_count:  # make every node: expanding one appends its children
-            self._kids(node)
+        while node < self.node_count:  # make every node: each one's children are appended
+            self._make_all_children(node)
             node += 1
         rows = []
         for node in range(self.node_count):

@@ -336,8 +336,8 @@ def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
 
     Example:
         >>> from labkit.streaming.stop import _compile
-        >>> _compile(("<|a stop set only this example uses|>",), ()).automaton  # fresh: nothing expanded yet
-        <AhoCorasick patterns=1 nodes=2>
+        >>> _compile(("<|a stop set only this example uses|>",), ()).automaton  # fresh: only the root is made
+        <AhoCorasick patterns=1 nodes=1>
     """
     global _cache_units
     key = (hidden, visible)
