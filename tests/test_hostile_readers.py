@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+import labkit
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
 
 MEMORY_CAP = 500 * 2**20
@@ -189,6 +190,18 @@ def test_gguf_duplicate_tokens_are_refused_like_llama_cpp(tmp_path):
     path = tmp_path / "dup.gguf"
     write_gguf(path, byte_level_pairs(merges=(), extra_tokens=("Ġt", "Ġt")))
     assert_refused(load_capped(path), "duplicate token", "256 and 257")
+
+
+def test_gguf_empty_tokens_are_named_as_llama_cpp_names_them(tmp_path):
+    # llama-vocab.cpp: an empty token becomes "[EMPTY_<id>]" (a warning), so two empty ones are not duplicates
+    path = tmp_path / "empty.gguf"
+    write_gguf(path, byte_level_pairs(merges=(), extra_tokens=("", "Ġt", "")))
+    tok = labkit.load(path, engine="labkit")
+    assert tok.vocab.tokens[256:] == ["[EMPTY_256]", "Ġt", "[EMPTY_258]"]
+    assert tok.decode([256, 258]) == "[EMPTY_256][EMPTY_258]"
+    clash = tmp_path / "clash.gguf"
+    write_gguf(clash, byte_level_pairs(merges=(), extra_tokens=("", "[EMPTY_256]")))
+    assert_refused(load_capped(clash), "duplicate token", "256 and 257")
 
 
 # ----------------------------------------------------------------------------- .model

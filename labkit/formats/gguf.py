@@ -350,8 +350,12 @@ def _token_arrays(kv: dict, source: str) -> tuple[list[str], list[int], list | N
     if not all(isinstance(t, str) for t in tokens[:1]):
         raise FormatError(f"{source}: {TK.LIST!r} must be an array of strings")
     n = len(tokens)
+    if "" in tokens:
+        # llama.cpp names an empty token "[EMPTY_<id>]" (with a warning) and serves the file
+        tokens = [token or f"[EMPTY_{index}]" for index, token in enumerate(tokens)]
     if len(set(tokens)) != n:
-        # llama.cpp refuses such a file ("duplicate token in vocabulary", llama-vocab.cpp load)
+        # llama.cpp aborts on such a file: llama-vocab.cpp asserts after loading the tokens that
+        # its spelling -> id map is as long as its id -> spelling list
         first: dict[str, int] = {}
         for index, token in enumerate(tokens):
             if token in first:
