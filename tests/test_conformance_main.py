@@ -10,8 +10,8 @@ from labkit.conformance.runner import Cell, MatrixResult
 def test_prints_totals_and_counts_by_family_engine_and_status(capsys):
     assert conformance_main.main(["--families", "gguf", "--engines", "labkit,tiktoken", "--botchan", "1"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^configurations +18$", out, re.M) and re.search(r"^differs +0$", out, re.M), out
-    assert re.search(r"gguf +labkit +exact +18$", out, re.M), out
+    assert re.search(r"^configurations +19$", out, re.M) and re.search(r"^differs +0$", out, re.M), out
+    assert re.search(r"gguf +labkit +exact +19$", out, re.M), out
     assert re.search(r"gguf +tiktoken +refused +\d+$", out, re.M), out
 
 

@@ -258,7 +258,7 @@ def test_boundaries_of_2000_specials_in_a_capped_child(tmp_path):
 
 
 def test_safe_spellings_that_overlap_are_found_without_pairwise_work():
-    from labkit.cache.boundaries import _overlapping
+    from labkit.algorithms.specials import overlapping_spellings
 
     spellings = ["<a>", "<b>", "<a><b>", "x]", "]y", "aba", "<c>"]
-    assert _overlapping(["<a>", "<b>", "x]", "aba", "<c>"], spellings) == {"<a>", "<b>", "x]", "aba"}
+    assert overlapping_spellings(["<a>", "<b>", "x]", "aba", "<c>"], spellings) == {"<a>", "<b>", "x]", "aba"}

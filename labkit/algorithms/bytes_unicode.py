@@ -208,6 +208,29 @@ def decode_like_byte_level(token: str) -> bytes:
     return bytes(out)
 
 
+def decode_like_llama_cpp(token: str) -> bytes:
+    """The bytes llama.cpp makes of an ordinary byte-level token (``llama_decode_text``):
+    each char in the byte alphabet is its byte; any other char becomes the marker
+    ``[UNK_BYTE_0x<its UTF-8 in hex>`` followed by the whole token's text and ``]``.
+
+    Example:
+        >>> from labkit.algorithms.bytes_unicode import decode_like_llama_cpp
+        >>> decode_like_llama_cpp("ĠHi"), decode_like_llama_cpp("a▁")
+        (b' Hi', b'a[UNK_BYTE_0xe29681a\xe2\x96\x81]')
+
+    Introduced in notebook ``11_factory_formats_hub``.
+    """
+    table = _char_table()
+    out = bytearray()
+    for ch in token:
+        value = table.get(ch)
+        if value is None:
+            out += b"[UNK_BYTE_0x" + ch.encode("utf-8", "replace").hex().encode() + token.encode("utf-8", "replace") + b"]"
+        else:
+            out.append(value)
+    return bytes(out)
+
+
 def gpt2_to_text(token: str, errors: str = "replace") -> str:
     """Decode a GPT-2 token string back to text (invalid UTF-8 -> U+FFFD by default).
 

@@ -298,7 +298,9 @@ _SPECS = [
                    "jina-v5-nano"),
           note="Llama-3: digits in groups of up to 3, whole-word lookup first (ignore_merges)"),
     _spec("dbrx", LLAMA3, family="DBRX", aliases=("smaug-bpe",), note="Llama-3 split, merges always applied"),
-    _spec("chatglm-bpe", LLAMA3, family="CHATGLM4", aliases=("glm4",), note="Llama-3 split"),
+    _spec("chatglm-bpe", LLAMA3, family="CHATGLM4", note="Llama-3 split"),
+    # llama.cpp at 0c1e5709 looks glm4's whole words up first, as Llama-3's (chatglm-bpe still merges)
+    _spec("glm4", LLAMA3, ignore_merges=True, family="CHATGLM4", note="Llama-3 split, whole-word lookup first"),
     _spec("qwen2", QWEN2, nfc=True, family="QWEN2", aliases=("deepseek-r1-qwen", "kormo", "f2llmv2"),
           note="Qwen2: NFC, then the Llama-3 split with one digit at a time"),
     # no NFC: llama.cpp normalises nothing before a BPE split (llama-vocab.cpp,

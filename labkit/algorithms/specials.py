@@ -34,8 +34,12 @@ class AddedTokenSplitter:
         [(0, 1, None), (1, 14, 50256), (14, 15, None)]
     """
 
-    def __init__(self, added: Sequence[AddedToken], *, normalized_second: bool = False):
+    def __init__(self, added: Sequence[AddedToken], *, normalized_second: bool = False, llama_cpp: bool = False):
         self.by_content = {a.content: a for a in added if a.content}
+        # llama.cpp (a GGUF): one token at a time, the longest spelling (in UTF-8 bytes) first,
+        # cut out of every stretch of text left; a stable sort keeps ties in id order
+        self._one_at_a_time = sorted(self.by_content.values(), key=lambda a: (-len(a.content.encode("utf-8")), a.id)) \
+            if llama_cpp else None
         # tokenizers (normalized_second): the tokens matched on the raw text first, then the
         # normalized ones in the stretches left between them; otherwise one pass for all
         groups = ([a for a in self.by_content.values() if not a.normalized],
@@ -62,6 +66,8 @@ class AddedTokenSplitter:
         """
         if not text:
             return []
+        if self._one_at_a_time is not None:
+            return self._split_longest_first(text, parse_special)
         segments: list[tuple[int, int, int | None]] = [(0, len(text), None)]
         for pattern in self._passes[parse_special]:
             out: list[tuple[int, int, int | None]] = []
@@ -72,6 +78,44 @@ class AddedTokenSplitter:
                     found = self._split_one(text[start:end], pattern, skip_specials=not parse_special)
                     out.extend((start + s, start + e, i) for s, e, i in found)
             segments = out
+        return segments
+
+    def _split_longest_first(self, text: str, parse_special: bool) -> list[tuple[int, int, int | None]]:
+        """llama.cpp's partition (``tokenizer_st_partition``): each added token in turn, longest
+        first, is cut out of every stretch of text no earlier token took. Without parse_special,
+        special tokens are left out entirely. lstrip/rstrip swallow ASCII whitespace (C isspace)
+        next to the token, within its stretch; the swallowed spaces go with the token's span."""
+        segments: list[tuple[int, int, int | None]] = [(0, len(text), None)]
+        for token in self._one_at_a_time:
+            if token.special and not parse_special:
+                continue
+            spelling, width = token.content, len(token.content)
+            out: list[tuple[int, int, int | None]] = []
+            changed = False
+            for start, end, token_id in segments:
+                if token_id is not None:
+                    out.append((start, end, token_id))
+                    continue
+                base = start
+                found = text.find(spelling, base, end)
+                while found >= 0:
+                    changed = True
+                    left_end = found
+                    if token.lstrip:
+                        while left_end > base and text[left_end - 1] in _C_SPACE:
+                            left_end -= 1
+                    if left_end > base:
+                        out.append((base, left_end, None))
+                    base = found + width
+                    if token.rstrip:
+                        while base < end and text[base] in _C_SPACE:
+                            base += 1
+                    out.append((left_end, base, token.id))
+                    found = text.find(spelling, base, end)
+                if base < end:
+                    out.append((base, end, None))
+            if changed:
+                segments = out
         return segments
 
     def _split_one(self, text: str, pattern, skip_specials: bool = False) -> list[tuple[int, int, int | None]]:
@@ -111,6 +155,86 @@ class AddedTokenSplitter:
             segments.append((cursor, len(text), None))
         return segments
 
+
+def overlapping_spellings(candidates: list[str], spellings: list[str], longest: int | None = None) -> set[str]:
+    """The candidates that overlap another spelling or themselves, in time linear in the
+    total length of the spellings (sets of prefixes and suffixes instead of all pairs).
+    ``longest`` bounds the overlaps looked for (the candidates are no longer than it).
+
+    Example:
+        >>> from labkit.algorithms.specials import overlapping_spellings
+        >>> overlapping_spellings(["ab]"], ["ab]", "]cd"])
+        {'ab]'}
+    """
+    distinct = set(spellings)
+    candidate_set = set(candidates)
+    widths = sorted({len(c) for c in candidate_set})
+    bad: set[str] = set()
+    # containment: windows of every spelling with a candidate's width
+    for spelling in distinct:
+        for width in widths:
+            if width > len(spelling):
+                break
+            for i in range(len(spelling) - width + 1):
+                window = spelling[i : i + width]
+                if window in candidate_set and window != spelling:
+                    bad.add(window)  # a candidate inside a longer spelling
+                    if spelling in candidate_set:
+                        bad.add(spelling)
+    # partial overlap: a proper suffix of one spelling is a proper prefix of another (or itself)
+    heads, tails = set(), set()
+    for spelling in distinct:
+        for k in range(1, len(spelling) if longest is None else min(len(spelling), longest)):
+            heads.add(spelling[:k])
+            tails.add(spelling[-k:])
+    for candidate in candidate_set:
+        if any(candidate[-k:] in heads or candidate[:k] in tails for k in range(1, len(candidate))):
+            bad.add(candidate)
+    return bad
+
+
+def longest_first_differs(added: Sequence[AddedToken]) -> str | None:
+    """Why llama.cpp's partition (longest spelling first, specials left out without
+    parse_special, ASCII-only strips) may split a text otherwise than ``tokenizers``'
+    (leftmost longest, specials matched in place), or None when it cannot: no token strips
+    spaces, no two spellings overlap in part (a suffix of one is a prefix of another), and no
+    user-defined spelling lies inside a special one.
+
+    Example:
+        >>> from labkit.core import AddedToken
+        >>> from labkit.algorithms.specials import longest_first_differs
+        >>> longest_first_differs([AddedToken("ab", 1), AddedToken("bcd", 2)])
+        "'ab' and another added token overlap in part"
+    """
+    for token in added:
+        if token.lstrip or token.rstrip:
+            return f"{token.content!r} swallows the spaces beside it"
+    spellings = [a.content for a in added if a.content]
+    heads, tails = set(), set()
+    for spelling in set(spellings):
+        for k in range(1, len(spelling)):
+            heads.add(spelling[:k])
+            tails.add(spelling[-k:])
+    for spelling in spellings:
+        for k in range(1, len(spelling)):
+            # a part shared with another spelling (the same spelling's own runs split alike in both)
+            if (spelling[-k:] in heads and spelling[-k:] != spelling[:k]) or (
+                    spelling[:k] in tails and spelling[:k] != spelling[-k:]):
+                return f"{spelling!r} and another added token overlap in part"
+    user = {a.content for a in added if a.content and not a.special}
+    widths = sorted({len(u) for u in user})
+    for token in added:
+        if token.special:
+            text = token.content
+            for width in widths:
+                for i in range(len(text) - width + 1):
+                    if text[i:i + width] in user and text[i:i + width] != text:
+                        return f"the user-defined {text[i:i + width]!r} lies inside the special {text!r}"
+    return None
+
+
+# what C's isspace() calls whitespace (llama.cpp's lstrip/rstrip test bytes with it)
+_C_SPACE = frozenset(" \t\n\x0b\x0c\r")
 
 # deeper trie patterns (10,000 nested spellings "a", "aa", ...) would overflow the regex parser
 MAX_TRIE_NESTING = 100

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import weakref
 
-from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.algorithms.specials import AddedTokenSplitter, overlapping_spellings
 from labkit.core import AddedToken, Tokenizer
 
 # text placed around a candidate token to check that the cut really is clean
@@ -30,7 +30,7 @@ _PROBES = ("", "a", " hello", "x1 ", "\n", "héllo wörld ", "  ", "12", "Hello"
 
 def _overlaps(a: str, b: str) -> bool:
     """True if spellings a and b can overlap in a text (one contains the other, or a suffix
-    of one is a prefix of the other). The pairwise definition; ``_overlapping`` is the fast one."""
+    of one is a prefix of the other). The pairwise definition; ``overlapping_spellings`` (labkit.algorithms.specials) is the fast one."""
     if a in b or b in a:
         return True
     return any(a.endswith(b[:k]) or b.endswith(a[:k]) for k in range(1, min(len(a), len(b))))
@@ -43,42 +43,6 @@ def _overlaps_itself(spelling: str) -> bool:
 
 # a special longer than this is never a cut point (and its overlap checks stay bounded)
 MAX_CUT_SPELLING = 64
-
-
-def _overlapping(candidates: list[str], spellings: list[str]) -> set[str]:
-    """The candidates that overlap another spelling or themselves, in time linear in the
-    total length of the spellings (sets of prefixes and suffixes instead of all pairs).
-
-    Example:
-        >>> from labkit.cache.boundaries import _overlapping
-        >>> _overlapping(["ab]"], ["ab]", "]cd"])
-        {'ab]'}
-    """
-    distinct = set(spellings)
-    candidate_set = set(candidates)
-    widths = sorted({len(c) for c in candidate_set})
-    bad: set[str] = set()
-    # containment: windows of every spelling with a candidate's width
-    for spelling in distinct:
-        for width in widths:
-            if width > len(spelling):
-                break
-            for i in range(len(spelling) - width + 1):
-                window = spelling[i : i + width]
-                if window in candidate_set and window != spelling:
-                    bad.add(window)  # a candidate inside a longer spelling
-                    if spelling in candidate_set:
-                        bad.add(spelling)
-    # partial overlap: a proper suffix of one spelling is a proper prefix of another (or itself)
-    heads, tails = set(), set()
-    for spelling in distinct:
-        for k in range(1, min(len(spelling), MAX_CUT_SPELLING)):
-            heads.add(spelling[:k])
-            tails.add(spelling[-k:])
-    for candidate in candidate_set:
-        if any(candidate[-k:] in heads or candidate[:k] in tails for k in range(1, len(candidate))):
-            bad.add(candidate)
-    return bad
 
 
 # probing costs encodes; done once per tokenizer object
@@ -106,7 +70,7 @@ def _find_safe_added_tokens(tok: Tokenizer) -> list[AddedToken]:
         if a.special and not a.normalized and not a.lstrip and not a.rstrip and not a.single_word
         and a.content and len(a.content) <= MAX_CUT_SPELLING
     ]
-    bad = _overlapping([a.content for a in candidates], [a.content for a in added if a.content])
+    bad = overlapping_spellings([a.content for a in candidates], [a.content for a in added if a.content], MAX_CUT_SPELLING)
     by_flags = list({a.content: a for a in candidates if a.content not in bad}.values())
     return _probe_all(tok, by_flags)
 

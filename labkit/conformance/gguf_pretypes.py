@@ -74,7 +74,8 @@ LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
     "default": ("DEFAULT", False),
     **{n: ("LLAMA3", True) for n in ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
                                      "midm-2.0", "lfm2", "jina-v5-nano")},
-    **{n: ("LLAMA3", False) for n in ("dbrx", "smaug-bpe", "glm4", "chatglm-bpe")},
+    **{n: ("LLAMA3", False) for n in ("dbrx", "smaug-bpe", "chatglm-bpe")},
+    "glm4": ("LLAMA3", True),  # ignore_merges since llama.cpp 0c1e5709 (measured with llama-cpp-python 0.3.36)
     **{n: ("GPT2", False) for n in ("gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
                                     "a.x-4.0", "mellum", "modern-bert", "jina-v1-en", "jina-v2-code", "roberta-bpe",
                                     "exaone4", "mpt", "olmo", "jais")},

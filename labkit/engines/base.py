@@ -56,7 +56,8 @@ class LabkitTokenizer(Tokenizer):
     def __init__(self, vocab: VocabData):
         super().__init__(vocab, backend=None)
         # a tokenizer.json's normalized added tokens are matched after the others, as tokenizers does
-        self.splitter = AddedTokenSplitter(vocab.added_tokens, normalized_second=vocab.format == "hf_json")
+        self.splitter = AddedTokenSplitter(vocab.added_tokens, normalized_second=vocab.format == "hf_json",
+                                           llama_cpp=vocab.format == "gguf")
 
     # -- to implement --------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:

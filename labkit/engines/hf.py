@@ -26,8 +26,10 @@ from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, pro
 
 from labkit import metrics as _metrics
 from labkit.algorithms.bpe_merges import merges_from_ranks, spm_merges_from_scores
+from labkit.algorithms.bytes_unicode import bytes_to_unicode, decode_like_byte_level
 from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
+from labkit.algorithms.specials import longest_first_differs
 from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
 from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED
 from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
@@ -311,7 +313,35 @@ def build(vocab: VocabData) -> HFTokenizer:
         raise EngineUnavailable(MODEL_FILE_REFUSAL.format(name=vocab.name))
     if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
         raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf":
+        differs = longest_first_differs(vocab.added_tokens)
+        if differs is None and vocab.model == MODEL_BPE_BYTE:
+            differs = _byte_level_decode_differs(vocab)
+        if differs is None and vocab.model == MODEL_UNIGRAM:
+            unknown = [a.content for a in vocab.added_tokens if vocab.token_types[a.id] == TOKEN_UNKNOWN]
+            if unknown:
+                differs = f"llama.cpp matches the unknown token {unknown[0]!r} as an added token, which tokenizers' Unigram cannot hold"
+        if differs is not None:
+            raise EngineUnavailable(f"{vocab.name}: llama.cpp and tokenizers find this GGUF's added tokens "
+                                    f"differently ({differs}); engine='labkit' serves it as llama.cpp does")
     return _build(vocab)
+
+
+def _byte_level_decode_differs(vocab: VocabData) -> str | None:
+    """A GGUF token that tokenizers' ByteLevel decoder and llama.cpp decode differently, described
+    (llama.cpp: an unused token is nothing, an added one its text as it is, an ordinary one with
+    a char outside the byte alphabet a marker); None if there is none."""
+    alphabet = frozenset(bytes_to_unicode().values())
+    added = {a.id for a in vocab.added_tokens}
+    for a in vocab.added_tokens:
+        if decode_like_byte_level(a.content) != a.content.encode("utf-8", "replace"):
+            return f"the added token {a.content!r} decodes to its own text in llama.cpp"
+    for i, (token, kind) in enumerate(zip(vocab.tokens, vocab.token_types)):
+        if kind == TOKEN_UNUSED and token:
+            return f"the unused token {token!r} decodes to nothing in llama.cpp"
+        if i not in added and kind != TOKEN_CONTROL and not alphabet.issuperset(token):
+            return f"the token {token!r} is outside the byte alphabet, which llama.cpp decodes to a marker"
+    return None
 
 
 def _build(vocab: VocabData) -> HFTokenizer:

@@ -33,11 +33,13 @@ from labkit.algorithms.bpe import (
     pair_ranker,
 )
 from labkit.algorithms.bounded import BoundedDict
-from labkit.algorithms.bytes_unicode import bytes_to_unicode, char_spans, decode_like_byte_level, try_gpt2_to_bytes
+from labkit.algorithms.bytes_unicode import (bytes_to_unicode, char_spans, decode_like_byte_level, decode_like_llama_cpp,
+                                           try_gpt2_to_bytes)
 from labkit.algorithms.pretokenize import PreTokenizerSpec, get_pre_tokenizer
 from labkit.core import (
     MODEL_BPE_BYTE,
     TOKEN_CONTROL,
+    TOKEN_UNUSED,
     EngineUnavailable,
     FormatError,
     LabkitError,
@@ -74,7 +76,7 @@ class ByteLevelBPE(LabkitTokenizer):
         tokens = vocab.tokens
         types = vocab.token_types
         added_ids = {a.id for a in vocab.added_tokens}
-        # id -> bytes for decoding; bytes -> id for the model's own (non-control) tokens
+        # id -> the bytes it stands for in BPE (and in decoding); bytes -> id for the model's own tokens
         self.id_bytes: list[bytes] = []
         self.bytes_id: dict[bytes, int] = {}
         token_bytes = vocab.token_bytes
@@ -103,6 +105,10 @@ class ByteLevelBPE(LabkitTokenizer):
                     # a user-defined token stored as real text (GGUF writes MPT's whitespace runs
                     # with real spaces) is still what BPE makes when its bytes merge
                     self.bytes_id.setdefault(raw, added.id)
+        # what decode gives per id, where it differs from the bytes BPE makes (None: the same)
+        self.decoded_bytes: list[bytes] | None = None
+        if vocab.format == "gguf":
+            self.decoded_bytes = self._as_llama_cpp(vocab, added_ids)
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
@@ -220,6 +226,24 @@ class ByteLevelBPE(LabkitTokenizer):
             self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
         return bpe_rank_chunks(start, self._pairs, self._pair)
 
+    def _as_llama_cpp(self, vocab: VocabData, added_ids: set[int]) -> list[bytes]:
+        """A GGUF read as llama.cpp reads it: BPE names each piece it leaves by looking its
+        spelling up among all tokens, control ones included (so ignore_merges finds a control
+        token spelled as a word); decoding gives an added token's text as it is, an unused token
+        nothing, and an ordinary token outside the byte alphabet a marker (llama_decode_text)."""
+        decoded = list(self.id_bytes)
+        for i, (token, kind) in enumerate(zip(vocab.tokens, vocab.token_types)):
+            if kind == TOKEN_CONTROL or i in added_ids:
+                raw = try_gpt2_to_bytes(token)
+                if raw is not None:
+                    self.bytes_id.setdefault(raw, i)
+                decoded[i] = token.encode("utf-8", "replace")
+            elif kind == TOKEN_UNUSED:
+                decoded[i] = b""
+            elif try_gpt2_to_bytes(token) is None:
+                decoded[i] = decode_like_llama_cpp(token)
+        return decoded
+
     def _pair(self, left: int, right: int) -> int:
         """What merging two ids makes, packed for :func:`bpe_rank_chunks` and memoised there."""
         a, b = self.id_bytes[left], self.id_bytes[right]
@@ -324,7 +348,7 @@ class ByteLevelBPE(LabkitTokenizer):
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         if skip_special_tokens:
             ids = self._drop_special(ids)
-        return b"".join(map(self.id_bytes.__getitem__, ids)).decode("utf-8", "replace")
+        return b"".join(map((self.decoded_bytes or self.id_bytes).__getitem__, ids)).decode("utf-8", "replace")
 
     def token_bytes_of(self, index: int) -> bytes:
         """The raw bytes of one id (added tokens: their UTF-8 text).
@@ -335,7 +359,7 @@ class ByteLevelBPE(LabkitTokenizer):
             b' world'
         """
         (index,) = self._check_ids([index])
-        return self.id_bytes[index]
+        return (self.decoded_bytes or self.id_bytes)[index]
 
 
 def build(vocab: VocabData) -> ByteLevelBPE:

@@ -33,6 +33,8 @@ from labkit.core import (
     VocabData,
 )
 from labkit.formats.files import SIZE_LIMITS
+from labkit.formats.gguf_attributes import (CONTROL, LSTRIP, NORMAL, RSTRIP, USER_DEFINED, TokenAttributes,
+                                            llama_cpp_attributes)
 from labkit.formats.hf_config import GGUF_TEMPLATE_KEY, gguf_templates, set_chat_templates
 
 TK = gguf.Keys.Tokenizer
@@ -296,6 +298,8 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     """
     ggml_model, family = _model_family(kv, source)
     tokens, types, scores = _token_arrays(kv, source)
+    attributes = llama_cpp_attributes(kv, tokens, types, ggml_model, source)  # by the file's own spellings
+    types = _types_from(attributes, types)
     merges = _merges(kv, tokens, source)
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
@@ -319,7 +323,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer=normalizer,
         options=options,
         specials=specials,
-        added_tokens=_added_tokens(tokens, types),
+        added_tokens=_added_tokens(tokens, attributes),
         chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
         metadata=metadata,
     )
@@ -429,10 +433,26 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str) -> SpecialT
     return specials
 
 
-def _added_tokens(tokens: list[str], types: list[int]) -> list[AddedToken]:
-    """Control tokens are special added tokens; user-defined ones are matched verbatim too."""
-    return [AddedToken(tokens[i], i, special=t == TOKEN_CONTROL)
-            for i, t in enumerate(types) if t == TOKEN_CONTROL or t == TOKEN_USER_DEFINED]
+def _types_from(attributes: TokenAttributes, types: list[int]) -> list[int]:
+    """One type per token from llama.cpp's attribute bits: control wins over user-defined
+    (matched only with parse_special), which wins over the rest (byte and unused kept)."""
+    out = list(types)
+    for i, flags in enumerate(attributes.flags):
+        if flags & CONTROL:
+            out[i] = TOKEN_CONTROL
+        elif flags & USER_DEFINED:
+            out[i] = TOKEN_USER_DEFINED
+        elif flags & NORMAL:
+            out[i] = TOKEN_NORMAL
+    return out
+
+
+def _added_tokens(tokens: list[str], attributes: TokenAttributes) -> list[AddedToken]:
+    """The tokens llama.cpp looks for in the text: control and unknown ones are special
+    (matched only with parse_special), user-defined ones always; some swallow spaces."""
+    return [AddedToken(tokens[i], i, special=attributes.special(i), lstrip=bool(flags & LSTRIP),
+                       rstrip=bool(flags & RSTRIP))
+            for i, flags in enumerate(attributes.flags) if attributes.matched(i)]
 
 
 def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: SpecialTokens,
