@@ -1,0 +1,279 @@
+"""Random byte-level GGUF files: a user's own GGUF, compared with what llama.cpp makes of it.
+
+A GGUF holds a vocabulary, merges, one type per token and a split name
+(``tokenizer.ggml.pre``); llama.cpp then changes some tokens by their spelling when it loads
+them (:mod:`labkit.formats.gguf_attributes`) and finds added tokens its own way (longest
+spelling first). From a seed this module draws one file: a random byte-level vocabulary
+(:mod:`labkit.conformance.random_vocab`, trained or drawn by hand), extra tokens from a pool
+of real models' spellings (``<|im_end|>``, ``</s>``, ``<|fim_prefix|>``, ``<|channel|>``,
+``<mask>`` ...) typed normal, control, user-defined or unused at random (a converter's
+mistakes included), a split from every name labkit lists, sometimes a model name with rules
+of its own (Phi-3, ModernBERT) or ids named in the header. Then texts over the file's
+alphabet with the spellings glued in, and id lists (random ones and every id once).
+
+The reference is llama.cpp itself (llama-cpp-python 0.3.36, which vendors llama.cpp commit
+0c1e5709): ``llama_tokenize`` with and without parse_special, and ``llama_token_to_piece``
+per id with and without special. It cannot be installed beside labkit's own pins, so
+``tools/make_random_gguf_refs.py`` runs it once in a venv of its own and stores its answers
+in ``data/gguf/random_llama_cpp.json``; :func:`check_seed` compares labkit's engines with
+them. Left out of the texts: what labkit documents as following the model's own tokenizer
+rather than llama.cpp (NFC before the split of Qwen2-like models, ``'ſ`` under ``(?i:'s)``;
+see :mod:`labkit.algorithms.pretokenize`).
+
+From a shell: ``python -m labkit.conformance.random_gguf --seeds 0:150`` (against the stored
+answers; exit status 1 when an engine differs).
+
+Example (a seed is one file):
+    >>> from labkit.conformance.random_gguf import draw_file
+    >>> drawn = draw_file(4)
+    >>> drawn.pre in PRE_NAMES, draw_file(4).tokens == drawn.tokens
+    (True, True)
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import tempfile
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES, NFC_PRE_TYPES
+from labkit.conformance.random_hf import SPELLINGS, random_texts
+from labkit.conformance.random_vocab import random_vocabulary
+from labkit.formats.gguf_attributes import EOG_SPELLINGS, FIM_SPELLINGS, HARMONY_USER_DEFINED
+from labkit.paths import data_path
+
+PRE_NAMES = tuple(sorted(LLAMA_CPP_PRE_NAMES))
+ENGINES = ("labkit", "hf")
+REFERENCE = "gguf/random_llama_cpp.json"
+# spellings real GGUFs hold, which llama.cpp's load-time rules look at
+POOL = tuple(dict.fromkeys([*SPELLINGS, *sorted(EOG_SPELLINGS), *(s for v in FIM_SPELLINGS.values() for s in v[:2]),
+                            *sorted(HARMONY_USER_DEFINED), "<|plamo:eos|>", "<unused3>", "<mask>", "[MASK]", "<s>",
+                            "<unk>", "</s>"]))
+# GGUF token types drawn for an extra token: normal, control, user-defined, unused
+TYPES = (1, 3, 3, 4, 4, 5)
+# a name llama.cpp gives rules of its own (Phi-3: specials swallow the spaces after them)
+NAMES = (None, None, None, None, "Phi-3 mini", "ModernBERT base", "a model")
+PHI3_NEEDS = ("</s>", "<unk>", "<s>", "<|endoftext|>")
+
+
+@dataclass
+class DrawnGguf:
+    """One drawn file: what goes into the GGUF, and how it was drawn."""
+
+    seed: int
+    pre: str
+    tokens: list[str]
+    types: list[int]
+    merges: list[str]
+    name: str | None = None
+    ids: dict[str, int] = field(default_factory=dict)  # header keys naming a token (eos, eot, fim ...)
+
+    @property
+    def spellings(self) -> list[str]:
+        """The extra tokens' spellings (what the texts glue in)."""
+        return [t for t, kind in zip(self.tokens, self.types) if kind != 1 or t in POOL]
+
+
+def draw_file(seed: int) -> DrawnGguf:
+    """The file of ``seed`` (see the module docstring); the same seed draws the same file.
+
+    Example:
+        >>> from labkit.conformance.random_gguf import draw_file
+        >>> sorted(set(draw_file(2).types) - {1}) <= [3, 4, 5]
+        True
+    """
+    rng = random.Random(f"gguf-{seed}")
+    doc = json.loads(random_vocabulary("byte", seed)[0])
+    vocab = doc["model"]["vocab"]
+    tokens = sorted(vocab, key=vocab.get)
+    types = [1] * len(tokens)
+    merges = [m if isinstance(m, str) else " ".join(m) for m in doc["model"]["merges"]]
+    name = rng.choice(NAMES)
+    extra = [rng.choice(POOL) for _ in range(rng.randint(0, 7))]
+    if name == "Phi-3 mini" and rng.random() < 0.5:
+        extra += PHI3_NEEDS  # else llama.cpp's load fails, and so must labkit's
+    for spelling in extra:
+        kind = rng.choice(TYPES)
+        if spelling in tokens:
+            types[tokens.index(spelling)] = kind  # a converter that typed an existing token
+        else:
+            tokens.append(spelling)
+            types.append(kind)
+    ids = {}
+    for key in ("eos", "eot", "fim_pre", "fim_pad"):
+        if rng.random() < 0.15:
+            ids[key] = rng.randrange(len(tokens))
+    return DrawnGguf(seed, rng.choice(PRE_NAMES), tokens, types, merges, name, ids)
+
+
+def write_file(drawn: DrawnGguf, folder: Path) -> Path:
+    """Write the drawn vocabulary as a vocab-only GGUF (``gguf.GGUFWriter``); its path."""
+    import gguf
+
+    path = Path(folder) / f"random-{drawn.seed}.gguf"
+    writer = gguf.GGUFWriter(str(path), arch="llama")
+    if drawn.name:
+        writer.add_name(drawn.name)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(drawn.pre)
+    writer.add_token_list(drawn.tokens)
+    writer.add_token_types(drawn.types)
+    writer.add_token_merges(drawn.merges)
+    for key, value in drawn.ids.items():
+        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
+    writer.add_add_bos_token(False)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def texts_for(drawn: DrawnGguf, count: int = 20) -> list[str]:
+    """Random texts with the file's spellings glued in, less what labkit documents as following
+    the model's own tokenizer instead of llama.cpp (NFC for Qwen2-like splits, ``ſ``)."""
+    nfc = drawn.pre in NFC_PRE_TYPES
+    return [t for t in random_texts(drawn.seed, drawn.spellings, count)
+            if "\u017f" not in t and not (nfc and unicodedata.normalize("NFC", t) != t)]
+
+
+def id_lists(drawn: DrawnGguf, count: int = 20) -> list[list[int]]:
+    """Random id lists, then every id once in order (one list)."""
+    rng = random.Random(f"gguf-ids-{drawn.seed}")
+    n = len(drawn.tokens)
+    return [[rng.randrange(n) for _ in range(rng.randint(1, 8))] for _ in range(count)] + [list(range(n))]
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def case_of(seed: int, folder: Path) -> dict:
+    """What the reference needs for one seed: the GGUF's path and digest, the texts, the id lists."""
+    drawn = draw_file(seed)
+    path = write_file(drawn, folder)
+    texts, lists = texts_for(drawn), id_lists(drawn)
+    return {"seed": seed, "path": str(path), "sha256": file_digest(path), "texts": texts, "id_lists": lists,
+            "inputs_sha256": hashlib.sha256(json.dumps([texts, lists]).encode()).hexdigest()}
+
+
+# ----------------------------------------------------------------------------- comparing
+
+
+def _joined(ids: list[int]) -> str:
+    return " ".join(map(str, ids))
+
+
+def compact(text: str) -> str:
+    """A decoded text as the answers file stores it: itself, or past 200 characters its sha256.
+
+    Example:
+        >>> from labkit.conformance.random_gguf import compact
+        >>> compact("hi"), compact("x" * 201)[:7]
+        ('hi', 'sha256:')
+    """
+    return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def engine_answers(tok, case: dict) -> dict:
+    """What one labkit engine answers for a case, in the answers file's layout (None: the
+    same as the entry before it, with parse_special / with specials shown)."""
+    plain = [_joined(tok.encode(t, parse_special=False).ids) for t in case["texts"]]
+    special = [_joined(tok.encode(t, parse_special=True).ids) for t in case["texts"]]
+    keep = [compact(tok.decode(ids, skip_special_tokens=False)) for ids in case["id_lists"]]
+    skip = [compact(tok.decode(ids, skip_special_tokens=True)) for ids in case["id_lists"]]
+    return {"plain": plain, "special": [s if s != p else None for s, p in zip(special, plain)],
+            "keep": keep, "skip": [s if s != k else None for s, k in zip(skip, keep)]}
+
+
+def first_difference(got: dict, want: dict, case: dict) -> str | None:
+    """The first place an engine's answers differ from llama.cpp's, described; None if none."""
+    for mode in ("plain", "special"):
+        for index, (a, b) in enumerate(zip(got[mode], want[mode])):
+            a = a if a is not None else got["plain"][index]
+            b = b if b is not None else want["plain"][index]
+            if a != b:
+                return f"{mode} ids of {case['texts'][index]!r}: {a} where llama.cpp gives {b}"
+    for mode in ("keep", "skip"):
+        for index, (a, b) in enumerate(zip(got[mode], want[mode])):
+            a = a if a is not None else got["keep"][index]
+            b = b if b is not None else want["keep"][index]
+            if a != b:
+                return f"decode ({mode} specials) of {case['id_lists'][index][:8]}: {a[:60]!r} where llama.cpp gives {b[:60]!r}"
+    return None
+
+
+def load_reference(path: Path | None = None) -> dict[int, dict]:
+    """The stored llama.cpp answers, by seed."""
+    stored = json.loads(Path(path or data_path(REFERENCE)).read_text(encoding="utf-8"))
+    return {entry["seed"]: entry for entry in stored["seeds"]}
+
+
+def check_seed(seed: int, reference: dict, folder: Path, engines=ENGINES) -> dict[str, str]:
+    """Per engine: "exact", "refused: why" or "differs: where" against llama.cpp's answers."""
+    import labkit
+
+    case = case_of(seed, folder)
+    if (case["sha256"], case["inputs_sha256"]) != (reference["sha256"], reference["inputs_sha256"]):
+        raise RuntimeError(f"seed {seed}: the drawn GGUF or its texts are not what llama.cpp read (the draw "
+                           f"changed); remake {REFERENCE} with tools/make_random_gguf_refs.py")
+    out = {}
+    for engine in engines:
+        try:
+            tok = labkit.load(case["path"], engine=engine)
+        except labkit.LabkitError as exc:
+            out[engine] = f"refused: {exc}"
+            continue
+        if reference.get("refused"):
+            out[engine] = f"differs: llama.cpp refuses the file ({reference['refused']}) and {engine} serves it"
+            continue
+        where = first_difference(engine_answers(tok, case), reference, case)
+        out[engine] = "exact" if where is None else f"differs: {where}"
+    return out
+
+
+def run_seeds(seeds, reference: dict[int, dict], engines=ENGINES, out=None) -> Counter:
+    """Check each seed against the stored answers, one line per seed; the totals."""
+    totals: Counter = Counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in seeds:
+            if seed not in reference:
+                continue
+            results = check_seed(seed, reference[seed], Path(folder), engines)
+            for engine, result in results.items():
+                totals[engine, result.split(":", 1)[0]] += 1
+            if out is not None:
+                print(seed, draw_file(seed).pre, results, file=out)
+    return totals
+
+
+def main(argv: list[str] | None = None) -> int:
+    from labkit.conformance.runner import parse_seeds
+
+    parser = argparse.ArgumentParser(prog="python -m labkit.conformance.random_gguf", description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", default="0:150", help="range start:stop (the stored answers cover 0:150)")
+    parser.add_argument("--reference", default=None, help=f"answers file (default data/{REFERENCE})")
+    parser.add_argument("--write", default=None, metavar="FOLDER",
+                        help="instead: write the seeds' GGUFs and cases.json there, for tools/make_random_gguf_refs.py")
+    args = parser.parse_args(argv)
+    seeds = parse_seeds(args.seeds)
+    if args.write:
+        folder = Path(args.write)
+        folder.mkdir(parents=True, exist_ok=True)
+        cases = [case_of(seed, folder) for seed in seeds]
+        (folder / "cases.json").write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
+        print(f"wrote {len(cases)} GGUFs and cases.json to {folder}")
+        return 0
+    totals = run_seeds(seeds, load_reference(args.reference), out=sys.stdout)
+    print(dict(sorted(totals.items())))
+    return 1 if any(kind == "differs" for _, kind in totals) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
