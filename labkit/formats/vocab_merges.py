@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
-from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, AddedToken, FormatError, SpecialTokens, VocabData
-from labkit.formats.files import read_bytes, utf8_text
+from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, AddedToken, FormatError, SpecialTokens, VocabData
+from labkit.formats.files import UTF8_BOM, read_bytes, utf8_text
 from labkit.formats.hf_json import (
     check_merges,
     parse_json,
@@ -32,27 +32,72 @@ from labkit.formats.hf_json import (
 _EOT = "<|endoftext|>"
 
 
+def rust_lines(text: str) -> list[str]:
+    """The lines Rust's ``BufRead::lines`` gives (what ``tokenizers`` reads both files with):
+    cut at each ``\\n``; a line that ended with ``\\n`` loses one ``\\r`` before it, the last
+    line (no ``\\n`` after it) keeps its ``\\r``; a final ``\\n`` starts no empty line.
+
+    Example:
+        >>> from labkit.formats.vocab_merges import rust_lines
+        >>> rust_lines("a b\\r\\r\\nc d\\n\\ne f\\r")
+        ['a b\\r', 'c d', '', 'e f\\r']
+    """
+    pieces = text.split("\n")
+    lines = [piece[:-1] if piece.endswith("\r") else piece for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return lines
+
+
 def parse_merges_txt(data: bytes, source: str) -> list[tuple[str, str]]:
-    """``merges.txt`` lines -> [(left, right)] in rank order (a ``#version`` line is skipped).
+    """``merges.txt`` lines -> [(left, right)] in rank order, read as ``tokenizers`` reads them:
+    every line starting with ``#version`` is skipped (not only the first), every other line
+    must be two parts around one space (a blank line is refused), and a BOM is refused
+    (tokenizers reads it as part of the first merge).
 
     Example:
         >>> from labkit.formats.vocab_merges import parse_merges_txt
-        >>> parse_merges_txt("#version: 0.2\\n\u0120 t\\n".encode(), "m")
-        [('\u0120', 't')]
+        >>> parse_merges_txt("#version: 0.2\\n\u0120 t\\r\\n#version: 0.2\\nt o".encode(), "m")
+        [('\u0120', 't'), ('t', 'o')]
+        >>> parse_merges_txt(b"a b\\n\\nc d\\n", "merges.txt")
+        Traceback (most recent call last):
+        labkit.core.FormatError: merges.txt: line 2 is blank (tokenizers refuses a merges.txt with a blank line)
 
     Introduced in notebook ``02_bpe_byte_level``.
     """
+    if data.startswith(UTF8_BOM):
+        raise FormatError(f"{source}: starts with a UTF-8 BOM, which tokenizers reads as part of the first merge "
+                          "(save the file without it)")
     text = utf8_text(data, source)
     merges = []
-    for line_no, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line or (line_no == 1 and line.startswith("#version")):
+    for line_no, line in enumerate(rust_lines(text), 1):
+        if line.startswith("#version"):
             continue
+        if not line:
+            raise FormatError(f"{source}: line {line_no} is blank (tokenizers refuses a merges.txt with a blank line)")
         parts = line.split(" ")
         if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise FormatError(f"{source}: line {line_no} should be 'left right', got {line[:60]!r}")
+            raise FormatError(f"{source}: line {line_no} should be 'left right' (one space), got {line[:60]!r}")
         merges.append((parts[0], parts[1]))
     return merges
+
+
+def _vocab_json_mapping(data: bytes, source: str) -> dict:
+    """vocab.json parsed, refused where ``tokenizers`` (serde_json) refuses it but Python's
+    json would not: a BOM, a lone surrogate escape."""
+    if data.startswith(UTF8_BOM):
+        raise FormatError(f"{source}: starts with a UTF-8 BOM, which tokenizers refuses in vocab.json "
+                          "(save the file without it)")
+    mapping = parse_json(data, source)
+    if isinstance(mapping, dict):
+        for token in mapping:
+            if not token.isascii():
+                try:
+                    token.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise FormatError(f"{source}: token {token[:40]!r} holds a lone surrogate escape, "
+                                      "which tokenizers refuses") from None
+    return mapping
 
 
 def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> VocabData:
@@ -74,7 +119,7 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
     Introduced in notebook ``02_bpe_byte_level``.
     """
     source = str(vocab_path)
-    mapping = parse_json(read_bytes(vocab_path, "vocab_merges"), source)
+    mapping = _vocab_json_mapping(read_bytes(vocab_path, "vocab_merges"), source)
     by_id = vocab_from_mapping(mapping, source, "vocab")
     tokens, types = tokens_from_ids(by_id, source)
     merges = parse_merges_txt(read_bytes(merges_path, "vocab_merges"), str(merges_path))
