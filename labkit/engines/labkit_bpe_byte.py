@@ -108,7 +108,7 @@ class ByteLevelBPE(LabkitTokenizer):
             ranks: dict[tuple[bytes, bytes], int] = {}
             # a merge listed twice: tokenizers collects the merges into a map (the last rank
             # stays), llama.cpp emplaces them (the first stays)
-            last_rank_wins = vocab.format == "hf_json"
+            last_rank_wins = vocab.format in ("hf_json", "vocab_merges")
             # merge halves are nearly always tokens: spell each string once, not once per merge
             spelled: dict[str, bytes | None] = {}
             for index, (left, right) in enumerate(vocab.merges):
