@@ -165,7 +165,8 @@ class VocabData:
       scores        id -> float (SentencePiece BPE and Unigram)
       merges        list of (left, right) in rank order (byte-level BPE; HF/GGUF spelling)
       token_bytes   id -> raw bytes of the token (byte-level BPE; tiktoken's native form);
-                    None for ids that are not byte sequences (specials)
+                    None for ids that are not byte sequences (specials); b"" for an id a
+                    tokenizers file skips (a hole: no token, decodes to nothing)
       pre           pre-tokenizer name in llama.cpp's vocabulary ("gpt-2", "qwen2", "llama3",
                     "cl100k", ...) for bpe_byte
       normalizer    dict describing normalisation, keys as relevant:

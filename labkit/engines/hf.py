@@ -429,7 +429,10 @@ def _post_processor(vocab: VocabData):
 
 def _vocab_dict(vocab: VocabData) -> dict[str, int]:
     table: dict[str, int] = {}
+    raw = vocab.token_bytes
     for index, token in enumerate(vocab.tokens):
+        if raw is not None and raw[index] == b"" and vocab.token_types[index] == TOKEN_UNUSED:
+            continue  # a hole in the ids: tokenizers has no token there (decode drops the id)
         if token in table:
             # tokenizers maps each spelling to one id: a duplicate cannot keep names and ids aligned
             raise EngineUnavailable(f"{vocab.name}: token {token!r} appears twice (ids {table[token]} and {index})")

@@ -87,7 +87,7 @@ class ByteLevelBPE(LabkitTokenizer):
                 self.id_bytes.append(token.encode("utf-8", "replace"))
                 continue
             self.id_bytes.append(raw)
-            if types[i] != TOKEN_CONTROL:
+            if types[i] != TOKEN_CONTROL and raw:  # b"": a hole in the ids, never a BPE result
                 self.bytes_id.setdefault(raw, i)
         for i in vocab.options.get("model_special_ids", ()):
             # tokenizer.json: a special added token with its own id in model.vocab, which BPE still makes

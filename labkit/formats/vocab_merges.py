@@ -131,7 +131,9 @@ def read_vocab_merges(vocab_path, merges_path, *, pre: str | None = None) -> Voc
         added.append(AddedToken(_EOT, eot, special=True))
         types[eot] = TOKEN_CONTROL
         specials = SpecialTokens(bos=_EOT, eos=_EOT, bos_id=eot, eos_id=eot, eos_ids=(eot,))
-    token_bytes = [None if t == TOKEN_CONTROL else try_gpt2_to_bytes(tok) for tok, t in zip(tokens, types)]
+    # an id vocab.json skips (a hole) has no token in tokenizers: it decodes to nothing
+    token_bytes = [None if t == TOKEN_CONTROL else b"" if t == TOKEN_UNUSED else try_gpt2_to_bytes(tok)
+                   for tok, t in zip(tokens, types)]
     return VocabData(
         source=source,
         format="vocab_merges",
