@@ -113,9 +113,9 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
         try:
             doc = parse_json(data, source)
         except FormatError as exc:
-            if first == b"{" or not complete:
+            if (first == b"{" and Path(name).name != "vocab.txt") or not complete:
                 raise
-            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]")
+            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]"), and '{' may be its first token
         else:
             return _json_kind(doc, source), doc
     from labkit.formats.spm_model import looks_like_model_proto

@@ -177,6 +177,9 @@ def find_pair(path: Path) -> tuple[Path, Path]:
 # ----------------------------------------------------------------------------- vocab.txt
 
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# the characters with Unicode's White_Space property (Rust's char::is_whitespace); not Python's
+# str.isspace(), which also counts U+001C-U+001F
+RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
 def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
@@ -195,11 +198,13 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     source = str(path)
     if data is None:
         data = read_bytes(path, "vocab.txt")
-    text = utf8_text(data, source)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last token
-    tokens = [line.rstrip("\r") for line in lines]
+    try:
+        # not utf8_text: tokenizers keeps a BOM, as part of the first token
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    # tokenizers trims each line's end as Rust's trim_end does (Unicode White_Space)
+    tokens = [line.rstrip(RUST_WHITESPACE) for line in rust_lines(text)]
     if not tokens:
         raise FormatError(f"{source}: file is empty")
     index: dict[str, int] = {}
