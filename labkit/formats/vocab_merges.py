@@ -20,7 +20,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from labkit.algorithms.bytes_unicode import try_gpt2_to_bytes
-from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNUSED, AddedToken, FormatError, SpecialTokens, VocabData
+from labkit.core import (
+    TOKEN_CONTROL,
+    TOKEN_NORMAL,
+    TOKEN_UNUSED,
+    AddedToken,
+    FormatError,
+    SpecialTokens,
+    VocabData,
+    hole_spelling,
+)
 from labkit.formats.files import UTF8_BOM, read_bytes, utf8_text
 from labkit.formats.hf_json import (
     check_merges,
@@ -186,7 +195,10 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     """Read a WordPiece ``vocab.txt`` (one token per line, id = line number) as BERT uncased.
 
     The five BERT specials, when present, are special added tokens and [CLS] ... [SEP]
-    framing is on; a ``tokenizer_config.json`` beside the file can change the flags.
+    framing is on; a ``tokenizer_config.json`` beside the file can change the flags. Lines
+    are read as ``tokenizers`` reads them: each end trimmed of whitespace, a BOM kept in the
+    first token, an empty line the token ``""``, a spelling on two lines given the later id
+    (the earlier id is a hole: no token, dropped in decode).
     Example:
         >>> from labkit.formats.vocab_merges import read_vocab_txt
         >>> from labkit.paths import data_path
@@ -207,14 +219,18 @@ def read_vocab_txt(path, *, data: bytes | None = None) -> VocabData:
     tokens = [line.rstrip(RUST_WHITESPACE) for line in rust_lines(text)]
     if not tokens:
         raise FormatError(f"{source}: file is empty")
-    index: dict[str, int] = {}
-    for line_no, token in enumerate(tokens):
-        if not token:
-            raise FormatError(f"{source}: line {line_no + 1} is empty (a vocab.txt has one token per line)")
-        if token in index:
-            raise FormatError(f"{source}: line {line_no + 1}: token {token[:40]!r} already is id {index[token]}")
-        index[token] = line_no
+    # tokenizers maps each spelling to its last line: an earlier line spelled the same is a hole
+    # (no token there); an empty line is the token "" (no text makes it, decode shows a space)
+    index = {token: line_no for line_no, token in enumerate(tokens)}
     types = [TOKEN_NORMAL] * len(tokens)
+    for line_no, token in enumerate(tokens):
+        if index[token] != line_no:
+            tokens[line_no], types[line_no] = hole_spelling(line_no), TOKEN_UNUSED
+    for line_no, kind in enumerate(types):
+        clash = index.get(tokens[line_no]) if kind == TOKEN_UNUSED else None
+        if clash is not None:
+            raise FormatError(f"{source}: line {clash + 1}: token {tokens[line_no]!r} is the name labkit gives "
+                              f"the hole at line {line_no + 1} (a spelling repeated later); rename one of them")
     added = []
     for name in BERT_SPECIALS:
         if name in index:
