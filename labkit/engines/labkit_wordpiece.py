@@ -61,7 +61,10 @@ class WordPieceTokenizer(LabkitTokenizer):
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         spans = self._cache.get(word)
         if spans is None:
-            spans = tuple(self.model.tokenize_word(word))
+            try:
+                spans = tuple(self.model.tokenize_word(word))
+            except LabkitError as exc:  # a word with no pieces and no unknown token: name the file
+                raise LabkitError(f"{self.vocab.name}: {exc}") from None
             self._cache[word] = spans
         return spans
 
