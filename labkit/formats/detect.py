@@ -76,9 +76,11 @@ def _text_kind(head: bytes, name: str, complete: bool) -> str | None:
     sample = [line for line in lines if line.strip()]
     if not sample:
         return None
+    if name == "merges.txt":  # its merges may all look like 'base64 rank' lines ('Ġ 2' does not, 'a 1' does)
+        return "merges_txt"
     if all(_TIKTOKEN_LINE.match(line) for line in sample):
         return "tiktoken"
-    if sample[0].startswith("#version") or name == "merges.txt":
+    if sample[0].startswith("#version"):
         return "merges_txt"
     if all(line.count(" ") == 1 and not line.startswith(" ") and not line.endswith(" ") for line in sample):
         return "merges_txt"
