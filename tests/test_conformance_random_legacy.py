@@ -256,6 +256,23 @@ def test_a_vocab_txt_bom_stays_in_the_first_token(tmp_path):
         assert tok.token_to_id("\ufeff[PAD]") == 0
 
 
+def test_a_merges_txt_starting_with_a_brace_is_not_json(tmp_path):
+    """Seed 3915: a merges.txt whose first merge is '{ e' was read as broken JSON and refused."""
+    folder = _pair(tmp_path, {"{": 0, "e": 1, "{{": 2}, b"{ {\n")
+    reference = _gpt2_reference(folder)
+    assert labkit.load(folder / "merges.txt", engine="labkit").encode("{{e").ids == reference.encode("{{e").ids == [2, 1]
+
+
+def test_a_blank_merges_txt_says_it_is_blank(tmp_path):
+    """Seed 4658: a merges.txt holding one CRLF (a blank line: tokenizers refuses it) loaded by its
+    path was 'unknown format'."""
+    folder = _pair(tmp_path, BASE, b"\r\n")
+    with pytest.raises(Exception, match="invalid at line 1"):
+        _gpt2_reference(folder)
+    with pytest.raises(labkit.LabkitError, match="line 1 is blank"):
+        labkit.load(folder / "merges.txt")
+
+
 def test_a_vocab_txt_starting_with_a_brace_is_not_json(tmp_path):
     """Seed 81: a vocab.txt whose first token is '{' was read as broken JSON and refused."""
     path = tmp_path / "vocab.txt"

@@ -40,6 +40,8 @@ _TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2} \d+\Z")
 _CONFIG_KEYS = ("tokenizer_class", "added_tokens_decoder", "model_max_length", "chat_template",
                 "bos_token", "eos_token", "unk_token", "pad_token", "cls_token", "sep_token", "mask_token",
                 "add_bos_token", "add_eos_token", "do_lower_case", "clean_up_tokenization_spaces")
+# text files whose first character may be '{' without being JSON (a token, a merge)
+_TEXT_NAMES = ("vocab.txt", "merges.txt")
 # folder contents, in the order they are preferred
 _FOLDER_ORDER = ("tokenizer.json", "*.model", "*.tiktoken", "vocab.json", "vocab.txt", "*.gguf")
 
@@ -72,12 +74,12 @@ def _text_kind(head: bytes, name: str, complete: bool) -> str | None:
         return None
     if "\x00" in text:
         return None
+    if name == "merges.txt":  # its merges may all look like 'base64 rank' lines ('a 1'), or be none
+        return "merges_txt"
     lines = [line.rstrip("\r") for line in text.split("\n")[:200]]
     sample = [line for line in lines if line.strip()]
     if not sample:
         return None
-    if name == "merges.txt":  # its merges may all look like 'base64 rank' lines ('Ġ 2' does not, 'a 1' does)
-        return "merges_txt"
     if all(_TIKTOKEN_LINE.match(line) for line in sample):
         return "tiktoken"
     if sample[0].startswith("#version"):
@@ -115,9 +117,9 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
         try:
             doc = parse_json(data, source)
         except FormatError as exc:
-            if (first == b"{" and Path(name).name != "vocab.txt") or not complete:
+            if (first == b"{" and Path(name).name not in _TEXT_NAMES) or not complete:
                 raise
-            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]"), and '{' may be its first token
+            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]"); '{' may start a token or a merge
         else:
             return _json_kind(doc, source), doc
     from labkit.formats.spm_model import looks_like_model_proto
