@@ -472,7 +472,8 @@ def check_seed(seed: int, folder: Path, engines=ENGINES, corpus: list[str] | Non
         texts = (corpus if corpus is not None else mixed_corpus(botchan=10)) + random_texts(drawn)
         spellings = [t.content for t in reference.get_added_tokens_decoder().values() if t.special]
         texts += special_lookalikes(spellings)
-        id_lists = random_id_lists(reference.get_vocab_size(with_added_tokens=True), seed)
+        # the highest id + 1, not get_vocab_size(): that counts tokens, and ids may have holes
+        id_lists = random_id_lists(max(reference.get_vocab(with_added_tokens=True).values(), default=-1) + 1, seed)
         try:
             difference = _first_difference(tok, reference, texts, id_lists, spellings)
         except Exception as exc:  # tokenizers answered where the engine raised: a difference too
