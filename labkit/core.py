@@ -150,6 +150,33 @@ class SpecialTokens:
         return out
 
 
+def hole_spelling(index: int) -> str:
+    """The placeholder a reader gives an id its file skips (a hole): no text spells it.
+
+    Example:
+        >>> from labkit.core import hole_spelling
+        >>> hole_spelling(7)
+        '<|unused_7|>'
+    """
+    return f"<|unused_{index}|>"
+
+
+def hole_ids(vocab: "VocabData") -> frozenset[int]:
+    """The ids with no token in a tokenizers file (vocab.json, vocab.txt, tokenizer.json): the
+    readers' UNUSED placeholders. ``tokenizers`` has no token there and drops them in decode.
+
+    Example:
+        >>> from labkit.core import TOKEN_NORMAL, TOKEN_UNUSED, VocabData, hole_ids
+        >>> vocab = VocabData("vocab.txt", "vocab_txt", "wordpiece", ["a", "<|unused_1|>"], [TOKEN_NORMAL, TOKEN_UNUSED])
+        >>> sorted(hole_ids(vocab))
+        [1]
+    """
+    if vocab.format not in ("vocab_merges", "vocab_txt", "hf_json"):
+        return frozenset()
+    return frozenset(i for i, (token, kind) in enumerate(zip(vocab.tokens, vocab.token_types))
+                     if kind == TOKEN_UNUSED and token == hole_spelling(i))
+
+
 @dataclass
 class VocabData:
     """What a reader hands to an engine: plain data, no behaviour.
@@ -165,7 +192,8 @@ class VocabData:
       scores        id -> float (SentencePiece BPE and Unigram)
       merges        list of (left, right) in rank order (byte-level BPE; HF/GGUF spelling)
       token_bytes   id -> raw bytes of the token (byte-level BPE; tiktoken's native form);
-                    None for ids that are not byte sequences (specials)
+                    None for ids that are not byte sequences (specials); b"" for an id a
+                    tokenizers file skips (a hole: no token, decodes to nothing)
       pre           pre-tokenizer name in llama.cpp's vocabulary ("gpt-2", "qwen2", "llama3",
                     "cl100k", ...) for bpe_byte
       normalizer    dict describing normalisation, keys as relevant:

@@ -13,20 +13,34 @@ from labkit.core import FormatError
 from labkit.formats.hf_json import hf_json_to_vocab
 
 
-def test_vocab_txt_with_an_empty_line_names_the_line(tmp_path):
+def _bert_wordpiece(path):
+    from tokenizers import models
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    return BertWordPieceTokenizer(models.WordPiece.read_file(str(path)))
+
+
+def test_vocab_txt_with_an_empty_line_is_read_as_tokenizers_reads_it(tmp_path):
+    """An empty line is the token "" (no text makes it; decode gives it a space), as in tokenizers."""
     path = tmp_path / "vocab.txt"
-    path.write_text("[PAD]\n[UNK]\n\nhello\nworld\n", encoding="utf-8")
+    path.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n\nhello\nworld\n", encoding="utf-8")
+    reference = _bert_wordpiece(path)
     for source in (path, tmp_path):
-        with pytest.raises(FormatError) as caught:
-            labkit.load(source)
-        assert "line 3 is empty" in str(caught.value) and "JSON" not in str(caught.value)
+        tok = labkit.load(source)
+        assert tok.encode("hello world", add_special_tokens=True).ids == reference.encode("hello world").ids
+        assert tok.decode([5, 4, 6]) == reference.decode([5, 4, 6]) == "hello  world"
 
 
-def test_vocab_txt_duplicate_token_refused(tmp_path):
+def test_vocab_txt_duplicate_token_takes_its_last_line(tmp_path):
+    """tokenizers maps a spelling to its last line; the earlier line is an id with no token,
+    which decode drops."""
     path = tmp_path / "vocab.txt"
-    path.write_text("[PAD]\n[UNK]\nhello\nhello\n", encoding="utf-8")
-    with pytest.raises(FormatError, match="line 4: token 'hello' already is id 2"):
-        labkit.load(path)
+    path.write_text("[PAD]\n[UNK]\nhello\nhello\n[CLS]\n[SEP]\n", encoding="utf-8")
+    reference = _bert_wordpiece(path)
+    for engine in ("labkit", "hf"):
+        tok = labkit.load(path, engine=engine)
+        assert tok.encode("hello", add_special_tokens=True).ids == reference.encode("hello").ids == [4, 3, 5]
+        assert tok.decode([2, 3, 2]) == reference.decode([2, 3, 2]) == "hello"
 
 
 def test_unigram_duplicate_piece_handled_as_tokenizers_does(tmp_path):

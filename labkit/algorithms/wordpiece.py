@@ -59,13 +59,12 @@ class WordPiece:
                  max_input_chars_per_word: int = 100):
         if not isinstance(prefix, str):
             raise LabkitError(f"WordPiece: the continuation prefix must be str, got {prefix!r}")
-        if unk_token not in vocab:
-            raise LabkitError(f"WordPiece: the unknown token {unk_token!r} is not in the vocabulary")
         if not isinstance(max_input_chars_per_word, int) or max_input_chars_per_word < 0:
             raise LabkitError(f"WordPiece: max_input_chars_per_word must be a non-negative int, got {max_input_chars_per_word!r}")
         self.vocab = dict(vocab)
         self.unk_token = unk_token
-        self.unk_id = self.vocab[unk_token]
+        # None: a word with no pieces is an error, as in tokenizers (MissingUnkToken)
+        self.unk_id = self.vocab.get(unk_token)
         self.prefix = prefix
         self.max_input_chars_per_word = max_input_chars_per_word
         self.id_to_token = {i: t for t, i in self.vocab.items()}
@@ -124,7 +123,7 @@ class WordPiece:
         """
         n = len(word)
         if n > self.max_input_chars_per_word:
-            return [(self.unk_id, 0, n)]
+            return self._unknown(word)
         vocab, prefix = self.vocab, self.prefix
         pieces: list[tuple[int, int, int]] = []
         start = 0
@@ -144,10 +143,17 @@ class WordPiece:
                 end -= 1
             if found is None:
                 # one position with no piece makes the whole word unknown
-                return [(self.unk_id, 0, n)]
+                return self._unknown(word)
             pieces.append((found, start, end))
             start = end
         return pieces
+
+    def _unknown(self, word: str) -> list[tuple[int, int, int]]:
+        """The whole word as the unknown token; LabkitError if the vocabulary has none."""
+        if self.unk_id is None:
+            raise LabkitError(f"WordPiece: {word[:40]!r} has no pieces and the unknown token {self.unk_token!r} "
+                              "is not in the vocabulary (tokenizers fails on it too)")
+        return [(self.unk_id, 0, len(word))]
 
     def tokenize(self, word: str) -> list[str]:
         """One word -> its pieces as strings.

@@ -31,7 +31,7 @@ from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.algorithms.specials import longest_first_differs
 from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
-from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED
+from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED, hole_ids
 from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.core import library_failure  # noqa: F401  (named here too: the hf engine's errors use it)
 
@@ -459,7 +459,10 @@ def _post_processor(vocab: VocabData):
 
 def _vocab_dict(vocab: VocabData) -> dict[str, int]:
     table: dict[str, int] = {}
+    holes = hole_ids(vocab)
     for index, token in enumerate(vocab.tokens):
+        if index in holes:
+            continue  # a hole in the ids: tokenizers has no token there (decode drops the id)
         if token in table:
             # tokenizers maps each spelling to one id: a duplicate cannot keep names and ids aligned
             raise EngineUnavailable(f"{vocab.name}: token {token!r} appears twice (ids {table[token]} and {index})")

@@ -89,7 +89,7 @@ class ByteLevelBPE(LabkitTokenizer):
                 self.id_bytes.append(token.encode("utf-8", "replace"))
                 continue
             self.id_bytes.append(raw)
-            if types[i] != TOKEN_CONTROL:
+            if types[i] != TOKEN_CONTROL and raw:  # b"": a hole in the ids, never a BPE result
                 self.bytes_id.setdefault(raw, i)
         for i in vocab.options.get("model_special_ids", ()):
             # tokenizer.json: a special added token with its own id in model.vocab, which BPE still makes
@@ -114,7 +114,7 @@ class ByteLevelBPE(LabkitTokenizer):
             ranks: dict[tuple[bytes, bytes], int] = {}
             # a merge listed twice: tokenizers collects the merges into a map (the last rank
             # stays), llama.cpp emplaces them (the first stays)
-            last_rank_wins = vocab.format == "hf_json"
+            last_rank_wins = vocab.format in ("hf_json", "vocab_merges")
             # merge halves are nearly always tokens: spell each string once, not once per merge
             spelled: dict[str, bytes | None] = {}
             for index, (left, right) in enumerate(vocab.merges):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bert_basic import BertBasicTokenizer
 from labkit.algorithms.wordpiece import WordPiece, decode_wordpiece
-from labkit.core import MODEL_WORDPIECE, EngineUnavailable, LabkitError, VocabData
+from labkit.core import MODEL_WORDPIECE, EngineUnavailable, LabkitError, VocabData, hole_ids
 from labkit.engines.base import LabkitTokenizer, SegmentContext
 
 
@@ -44,6 +44,7 @@ class WordPieceTokenizer(LabkitTokenizer):
         decoder = vocab.metadata.get("decoder") if isinstance(vocab.metadata, dict) else None
         self.cleanup = bool(decoder.get("cleanup", True)) if isinstance(decoder, dict) else True
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
+        self._holes = hole_ids(vocab)
 
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path).
@@ -60,7 +61,10 @@ class WordPieceTokenizer(LabkitTokenizer):
     def _word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         spans = self._cache.get(word)
         if spans is None:
-            spans = tuple(self.model.tokenize_word(word))
+            try:
+                spans = tuple(self.model.tokenize_word(word))
+            except LabkitError as exc:  # a word with no pieces and no unknown token: name the file
+                raise LabkitError(f"{self.vocab.name}: {exc}") from None
             self._cache[word] = spans
         return spans
 
@@ -113,6 +117,8 @@ class WordPieceTokenizer(LabkitTokenizer):
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         if skip_special_tokens:
             ids = self._drop_special(ids)
+        if self._holes:  # an id the file skips has no token in tokenizers: decode drops it
+            ids = [i for i in ids if i not in self._holes]
         tokens = self.vocab.tokens
         return decode_wordpiece([tokens[i] for i in ids], prefix=self.model.prefix, cleanup=self.cleanup)
 

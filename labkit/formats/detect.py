@@ -40,6 +40,8 @@ _TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2} \d+\Z")
 _CONFIG_KEYS = ("tokenizer_class", "added_tokens_decoder", "model_max_length", "chat_template",
                 "bos_token", "eos_token", "unk_token", "pad_token", "cls_token", "sep_token", "mask_token",
                 "add_bos_token", "add_eos_token", "do_lower_case", "clean_up_tokenization_spaces")
+# text files whose first character may be '{' without being JSON (a token, a merge)
+_TEXT_NAMES = ("vocab.txt", "merges.txt")
 # folder contents, in the order they are preferred
 _FOLDER_ORDER = ("tokenizer.json", "*.model", "*.tiktoken", "vocab.json", "vocab.txt", "*.gguf")
 
@@ -54,6 +56,8 @@ def _json_kind(doc: Any, source: str) -> str:
             return "vocab_json"
         if any(key in doc for key in _CONFIG_KEYS):
             return "tokenizer_config"
+        if any(isinstance(v, int) and not isinstance(v, bool) for v in doc.values()):
+            return "vocab_json"  # with a few ids that are not numbers: its reader names the first
         keys = ", ".join(sorted(map(str, doc))[:6])
         raise FormatError(f"{source}: JSON object with keys [{keys}] is not a tokenizer file "
                           "(tokenizer.json needs a 'model' object)")
@@ -70,13 +74,15 @@ def _text_kind(head: bytes, name: str, complete: bool) -> str | None:
         return None
     if "\x00" in text:
         return None
+    if name == "merges.txt":  # its merges may all look like 'base64 rank' lines ('a 1'), or be none
+        return "merges_txt"
     lines = [line.rstrip("\r") for line in text.split("\n")[:200]]
     sample = [line for line in lines if line.strip()]
     if not sample:
         return None
     if all(_TIKTOKEN_LINE.match(line) for line in sample):
         return "tiktoken"
-    if sample[0].startswith("#version") or name == "merges.txt":
+    if sample[0].startswith("#version"):
         return "merges_txt"
     if all(line.count(" ") == 1 and not line.startswith(" ") and not line.endswith(" ") for line in sample):
         return "merges_txt"
@@ -111,9 +117,9 @@ def sniff_bytes(data: bytes, name: str = "", *, complete: bool = True) -> tuple[
         try:
             doc = parse_json(data, source)
         except FormatError as exc:
-            if first == b"{" or not complete:
+            if (first == b"{" and Path(name).name not in _TEXT_NAMES) or not complete:
                 raise
-            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]")
+            json_error = exc  # '[' also starts BERT's vocab.txt ("[PAD]"); '{' may start a token or a merge
         else:
             return _json_kind(doc, source), doc
     from labkit.formats.spm_model import looks_like_model_proto

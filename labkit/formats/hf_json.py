@@ -442,7 +442,9 @@ def _bpe_table(model: dict, added: list[AddedToken], parts: _Pipeline, source: s
         model_vocab = model["vocab"] if isinstance(model.get("vocab"), dict) else {}
         in_model = {a.id for a in added if model_vocab.get(a.content) == a.id}
         no_bytes = {a.id for a in added if a.special or a.id not in in_model}
-        table.token_bytes = [None if i in no_bytes else try_gpt2_to_bytes(t) for i, t in enumerate(tokens)]
+        # an id the vocab skips (a hole) has no token in tokenizers: it decodes to nothing
+        table.token_bytes = [None if i in no_bytes else b"" if kind == TOKEN_UNUSED else try_gpt2_to_bytes(t)
+                             for i, (t, kind) in enumerate(zip(tokens, types))]
         model_specials = sorted(a.id for a in added if a.special and a.id in in_model)
         if model_specials:
             table.options["model_special_ids"] = model_specials
