@@ -102,6 +102,24 @@ print("first merges:", kv["tokenizer.ggml.merges"][:5])
 print("control tokens:", [kv["tokenizer.ggml.tokens"][i] for i, t in enumerate(kv["tokenizer.ggml.token_type"]) if t == 3][:4])
 
 # %% [markdown]
+# The stored types are not the last word. When llama.cpp loads a GGUF it adjusts them by
+# spelling (converters often typed them wrongly): every token spelled like an end of
+# generation becomes a control token, fill-in-the-middle tokens too, gpt-oss's `<|channel|>`
+# family becomes user-defined, and a few models' special tokens swallow neighbouring spaces.
+# labkit applies the same rules, transcribed from llama.cpp's `src/llama-vocab.cpp` and
+# measured against llama.cpp itself (`labkit/formats/gguf_attributes.py`; notebook 14 has
+# the measurement). In Qwen2's file one ordinary token changes:
+
+# %%
+from labkit.formats.gguf_attributes import CONTROL, NORMAL, llama_cpp_attributes
+
+attributes = llama_cpp_attributes(kv, kv["tokenizer.ggml.tokens"], kv["tokenizer.ggml.token_type"], "gpt2")
+changed = {kv["tokenizer.ggml.tokens"][i]: (TOKEN_TYPE_NAMES[t], f"attribute bits {attributes.flags[i]}")
+           for i, t in enumerate(kv["tokenizer.ggml.token_type"]) if t == 1 and attributes.flags[i] != NORMAL}
+print(changed)
+assert list(changed) == ["</s>"] and attributes.flags[128247] == NORMAL | CONTROL
+
+# %% [markdown]
 # `gguf.GGUFReader` (the reference reader) maps the whole file and builds every string of
 # every array field by field; labkit reads the header with `struct` directly. Both give
 # the same values (tested key by key in `tests/test_formats.py`); the time differs a lot.

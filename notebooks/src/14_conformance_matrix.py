@@ -243,7 +243,16 @@ assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 # - `python -m labkit.conformance.random_tiktoken --seeds 0:2000`: a user's own `.tiktoken`
 #   rank file (tokens joined from earlier ones, and sometimes a token ranked below its part,
 #   words no merge reaches, rank gaps, a byte with no rank) under one of eight splits,
-#   compared with `tiktoken.Encoding` built from the same ranks and called directly.
+#   compared with `tiktoken.Encoding` built from the same ranks and called directly;
+# - `python -m labkit.conformance.random_legacy --seeds 0:500`: GPT-2's `vocab.json` +
+#   `merges.txt` and BERT's `vocab.txt` with the irregularities real files have (no
+#   `#version` line or one in the middle, CRLF, a BOM, blank or repeated lines, trailing
+#   spaces, missing specials), compared with `tokenizers` reading the same files;
+# - `python -m labkit.conformance.random_gguf --seeds 0:150`: a byte-level GGUF with extra
+#   tokens spelled as real models spell them and typed at random, compared with **llama.cpp**
+#   itself. llama-cpp-python cannot be installed beside labkit, so its answers for seeds
+#   0:150 are stored in `data/gguf/random_llama_cpp.json` (made by
+#   `tools/make_random_gguf_refs.py`) and the command compares with them.
 #
 # Each seed is **exact**, **refused** at load (the message names what labkit does not
 # implement; `engine=None` then serves the file with the library), **skipped** (the reference
@@ -253,17 +262,22 @@ assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 # each difference these commands found. A few seeds of each, here:
 
 # %%
-from labkit.conformance import random_hf, random_spm, random_tiktoken
+from labkit.conformance import random_gguf, random_hf, random_legacy, random_spm, random_tiktoken
 
 hf_results = random_hf.run_seeds(range(24), engines=("labkit", "default"), botchan=4)
 spm_counts, spm_cells, _ = random_spm.run_seeds(range(6), workdir / "random-spm", engines=("labkit", "default"),
                                                  botchan=2, out=open(workdir / "random-spm.log", "w"))
 (workdir / "random-tiktoken").mkdir()
 tiktoken_counts = random_tiktoken.run_seeds(range(40), workdir / "random-tiktoken", engines=("labkit",))
+(workdir / "random-legacy").mkdir()
+legacy_counts = random_legacy.run_seeds(range(40), workdir / "random-legacy", engines=("labkit",))
+gguf_counts = random_gguf.run_seeds(range(150), random_gguf.load_reference(), engines=("labkit",))
 random_summary = pd.DataFrame({
     "tokenizer.json (24 seeds)": Counter(r.status for r in hf_results),
     ".model (6 seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
     ".tiktoken (40 seeds)": {k: tiktoken_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
+    "vocab.json / vocab.txt (40 seeds)": {k: legacy_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
+    "GGUF vs llama.cpp (150 seeds)": {k: gguf_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
 }).reindex(["exact", "refused", "differs", "skipped"]).fillna(0).astype(int)
 random_summary
 
@@ -321,6 +335,29 @@ assert no_z_tok.encode("zqab").ids == tiktoken_direct.encode_ordinary("zqab") ==
 assert "byte 0x7A" in zab_error and "0x7A has no rank" in hf_refusal
 
 # %% [markdown]
+# The GGUF draws found that llama.cpp does not take a file's token types as they are. When it
+# loads a GGUF it marks tokens by their spelling: anything spelled like an end of
+# generation (`<|im_end|>`, `</s>`, `<|endoftext|>` ...) becomes a control token, matched only
+# with `parse_special`; gpt-oss's `<|channel|>` family becomes user-defined, always matched.
+# It also finds added tokens longest first rather than leftmost first. labkit now reads a GGUF
+# the same way (`labkit/formats/gguf_attributes.py`). Even the shipped Qwen2 file is affected:
+# its ordinary token `"</s>"` is a control token to llama.cpp, so with `parse_special` it is
+# cut out of the text, and `skip_special_tokens` hides it.
+
+# %%
+from labkit.core import TOKEN_TYPE_NAMES
+from labkit.formats.gguf import read_gguf_kv
+from labkit.paths import bundled_path
+
+qwen = labkit.load("qwen2", engine="labkit")
+stored_type = read_gguf_kv(bundled_path("qwen2"))["tokenizer.ggml.token_type"][128247]
+print("'</s>' stored as", TOKEN_TYPE_NAMES[stored_type], "-> read as", TOKEN_TYPE_NAMES[qwen.vocab.token_types[128247]])
+print("'a</s>b':", qwen.encode("a</s>b").ids, "as text:", qwen.encode("a</s>b", parse_special=False).ids)
+assert stored_type == 1 and qwen.vocab.token_types[128247] == 3
+assert qwen.encode("a</s>b").ids == [64, 128247, 65]  # llama-cpp-python 0.3.36 gives these ids
+assert gguf_counts["labkit", "differs"] == 0
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint that says which part is off. Worked answers:
@@ -364,6 +401,9 @@ check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 #   draw whole configurations at random; every seed is exact, refused at load, or skipped
 #   because the reference itself cannot answer. Where the reference fails on a text (a
 #   `.tiktoken` byte with no rank), labkit raises a `LabkitError` instead of answering.
+#   `random_legacy` does the same for `vocab.json` + `merges.txt` and `vocab.txt`, and
+#   `random_gguf` compares GGUF files with llama.cpp's own stored answers: a GGUF is read as
+#   llama.cpp reads it, token types adjusted by spelling and added tokens found longest first.
 
 # %%
 import shutil
