@@ -331,16 +331,18 @@ def _byte_level_decode_differs(vocab: VocabData) -> str | None:
     """A GGUF token that tokenizers' ByteLevel decoder and llama.cpp decode differently, described
     (llama.cpp: an unused token is nothing, an added one its text as it is, an ordinary one with
     a char outside the byte alphabet a marker); None if there is none."""
-    alphabet = frozenset(bytes_to_unicode().values())
     added = {a.id for a in vocab.added_tokens}
     for a in vocab.added_tokens:
         if decode_like_byte_level(a.content) != a.content.encode("utf-8", "replace"):
             return f"the added token {a.content!r} decodes to its own text in llama.cpp"
-    for i, (token, kind) in enumerate(zip(vocab.tokens, vocab.token_types)):
-        if kind == TOKEN_UNUSED and token:
-            return f"the unused token {token!r} decodes to nothing in llama.cpp"
-        if i not in added and kind != TOKEN_CONTROL and not alphabet.issuperset(token):
-            return f"the token {token!r} is outside the byte alphabet, which llama.cpp decodes to a marker"
+    types = vocab.token_types
+    if TOKEN_UNUSED in types:
+        token = vocab.tokens[types.index(TOKEN_UNUSED)]
+        return f"the unused token {token!r} decodes to nothing in llama.cpp"
+    within = frozenset(bytes_to_unicode().values()).issuperset
+    for i in (i for i, token in enumerate(vocab.tokens) if not within(token)):  # few, and checked in C
+        if i not in added and types[i] != TOKEN_CONTROL:
+            return f"the token {vocab.tokens[i]!r} is outside the byte alphabet, which llama.cpp decodes to a marker"
     return None
 
 

@@ -80,10 +80,13 @@ class ByteLevelBPE(LabkitTokenizer):
         self.id_bytes: list[bytes] = []
         self.bytes_id: dict[bytes, int] = {}
         token_bytes = vocab.token_bytes
+        unspelled = []  # ordinary tokens outside the byte alphabet
         for i, token in enumerate(tokens):
             raw = token_bytes[i] if token_bytes is not None else None
             if raw is None and token_bytes is None and types[i] != TOKEN_CONTROL and i not in added_ids:
                 raw = try_gpt2_to_bytes(token)
+                if raw is None:
+                    unspelled.append(i)
             if raw is None:
                 # specials and added tokens decode as their text
                 self.id_bytes.append(token.encode("utf-8", "replace"))
@@ -108,7 +111,7 @@ class ByteLevelBPE(LabkitTokenizer):
         # what decode gives per id, where it differs from the bytes BPE makes (None: the same)
         self.decoded_bytes: list[bytes] | None = None
         if vocab.format == "gguf":
-            self.decoded_bytes = self._as_llama_cpp(vocab, added_ids)
+            self.decoded_bytes = self._as_llama_cpp(vocab, added_ids, unspelled)
 
         if vocab.merges is not None:
             ranks: dict[tuple[bytes, bytes], int] = {}
@@ -226,22 +229,23 @@ class ByteLevelBPE(LabkitTokenizer):
             self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
         return bpe_rank_chunks(start, self._pairs, self._pair)
 
-    def _as_llama_cpp(self, vocab: VocabData, added_ids: set[int]) -> list[bytes]:
+    def _as_llama_cpp(self, vocab: VocabData, added_ids: set[int], unspelled: list[int]) -> list[bytes]:
         """A GGUF read as llama.cpp reads it: BPE names each piece it leaves by looking its
         spelling up among all tokens, control ones included (so ignore_merges finds a control
         token spelled as a word); decoding gives an added token's text as it is, an unused token
         nothing, and an ordinary token outside the byte alphabet a marker (llama_decode_text)."""
         decoded = list(self.id_bytes)
-        for i, (token, kind) in enumerate(zip(vocab.tokens, vocab.token_types)):
-            if kind == TOKEN_CONTROL or i in added_ids:
-                raw = try_gpt2_to_bytes(token)
-                if raw is not None:
-                    self.bytes_id.setdefault(raw, i)
-                decoded[i] = token.encode("utf-8", "replace")
-            elif kind == TOKEN_UNUSED:
+        tokens, types = vocab.tokens, vocab.token_types
+        for i in sorted(added_ids | {i for i, kind in enumerate(types) if kind == TOKEN_CONTROL}):
+            raw = try_gpt2_to_bytes(tokens[i])
+            if raw is not None:
+                self.bytes_id.setdefault(raw, i)
+            decoded[i] = tokens[i].encode("utf-8", "replace")
+        for i in unspelled:
+            decoded[i] = decode_like_llama_cpp(tokens[i])
+        for i, kind in enumerate(types):
+            if kind == TOKEN_UNUSED and i not in added_ids:
                 decoded[i] = b""
-            elif try_gpt2_to_bytes(token) is None:
-                decoded[i] = decode_like_llama_cpp(token)
         return decoded
 
     def _pair(self, left: int, right: int) -> int:

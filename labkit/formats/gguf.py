@@ -26,6 +26,7 @@ from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
     TOKEN_NORMAL,
+    TOKEN_UNKNOWN,
     TOKEN_USER_DEFINED,
     AddedToken,
     FormatError,
@@ -299,7 +300,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     ggml_model, family = _model_family(kv, source)
     tokens, types, scores = _token_arrays(kv, source)
     attributes = llama_cpp_attributes(kv, tokens, types, ggml_model, source)  # by the file's own spellings
-    types = _types_from(attributes, types)
+    stored_types, types = types, _types_from(attributes, types)
     merges = _merges(kv, tokens, source)
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
@@ -323,7 +324,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer=normalizer,
         options=options,
         specials=specials,
-        added_tokens=_added_tokens(tokens, attributes),
+        added_tokens=_added_tokens(tokens, stored_types, attributes),
         chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
         metadata=metadata,
     )
@@ -437,7 +438,8 @@ def _types_from(attributes: TokenAttributes, types: list[int]) -> list[int]:
     """One type per token from llama.cpp's attribute bits: control wins over user-defined
     (matched only with parse_special), which wins over the rest (byte and unused kept)."""
     out = list(types)
-    for i, flags in enumerate(attributes.flags):
+    for i in attributes.changed:
+        flags = attributes.flags[i]
         if flags & CONTROL:
             out[i] = TOKEN_CONTROL
         elif flags & USER_DEFINED:
@@ -447,12 +449,18 @@ def _types_from(attributes: TokenAttributes, types: list[int]) -> list[int]:
     return out
 
 
-def _added_tokens(tokens: list[str], attributes: TokenAttributes) -> list[AddedToken]:
+def _added_tokens(tokens: list[str], types: list[int], attributes: TokenAttributes) -> list[AddedToken]:
     """The tokens llama.cpp looks for in the text: control and unknown ones are special
     (matched only with parse_special), user-defined ones always; some swallow spaces."""
-    return [AddedToken(tokens[i], i, special=attributes.special(i), lstrip=bool(flags & LSTRIP),
-                       rstrip=bool(flags & RSTRIP))
-            for i, flags in enumerate(attributes.flags) if attributes.matched(i)]
+    flags = attributes.flags
+    matched = {i for i, t in enumerate(types) if t in (TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED)}
+    for i in attributes.changed:  # the few ids the rules re-typed
+        if attributes.matched(i):
+            matched.add(i)
+        else:
+            matched.discard(i)
+    return [AddedToken(tokens[i], i, special=attributes.special(i), lstrip=bool(flags[i] & LSTRIP),
+                       rstrip=bool(flags[i] & RSTRIP)) for i in sorted(matched)]
 
 
 def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: SpecialTokens,

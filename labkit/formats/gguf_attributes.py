@@ -62,15 +62,20 @@ _FIM_KEYS = {
 }
 # gpt-oss: these are always rendered and always matched (user-defined), whatever the file says
 HARMONY_USER_DEFINED = frozenset({"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+# every spelling a rule below looks at
+_WATCHED = frozenset(EOG_SPELLINGS | {s for v in FIM_SPELLINGS.values() for s in v} | HARMONY_USER_DEFINED
+                     | {"<|plamo:eos|>", "<mask>", "[MASK]", "</s>", "<unk>", "<s>", "<|endoftext|>"})
 # llama.cpp's default end-of-sequence id per tokenizer model, used when the file names none
 _DEFAULT_EOS = {"gpt2": 11, "llama": 2, "t5": 1}
 
 
 @dataclass
 class TokenAttributes:
-    """llama.cpp's attribute bits per token id, after its load-time rules."""
+    """llama.cpp's attribute bits per token id, after its load-time rules (``changed``: the ids
+    whose bits differ from what their stored type alone gives)."""
 
     flags: list[int]
+    changed: frozenset[int] = frozenset()
 
     def matched(self, index: int) -> bool:
         """True if llama.cpp looks for this token's spelling in the text before the model runs."""
@@ -103,7 +108,8 @@ def llama_cpp_attributes(kv: dict, tokens: list[str], types: list[int], ggml_mod
     """
     n = len(tokens)
     flags = [_FROM_TYPE.get(t, 0) for t in types]
-    by_text = {t: i for i, t in enumerate(tokens)}  # spellings are unique (duplicates are refused before)
+    # the ids of the few spellings the rules look at (spellings are unique: duplicates are refused before)
+    by_text = {t: i for i, t in enumerate(tokens) if t in _WATCHED}
     eog: set[int] = set()
     for role, spellings in FIM_SPELLINGS.items():
         given = _given_id(kv, _FIM_KEYS[role], n)
@@ -118,7 +124,7 @@ def llama_cpp_attributes(kv: dict, tokens: list[str], types: list[int], ggml_mod
                 given = found[0]
         if given is not None and role in ("fim_pad", "fim_rep", "fim_sep"):
             eog.add(given)
-    for i, t in enumerate(tokens):
+    for t, i in by_text.items():
         if t in EOG_SPELLINGS:
             flags[i] |= CONTROL
             eog.add(i)
@@ -138,12 +144,15 @@ def llama_cpp_attributes(kv: dict, tokens: list[str], types: list[int], ggml_mod
         flags[by_text["<|end|>"]] = USER_DEFINED  # harmony and solar-open: <|end|> is not an end of generation
     if "</s>" in eog_texts and ("<|tool_response>" in eog_texts or "<|plamo:eos|>" in eog_texts):
         flags[by_text["</s>"]] = NORMAL  # gemma4 and plamo: </s> is an ordinary token
-    _per_model_strips(kv, tokens, flags, by_text, source)
-    return TokenAttributes(flags)
+    touched = set(by_text.values())
+    if _per_model_strips(kv, tokens, flags, by_text, source):
+        touched.update(i for i, f in enumerate(flags) if f & RSTRIP)
+    return TokenAttributes(flags, frozenset(i for i in touched if flags[i] != _FROM_TYPE.get(types[i], 0)))
 
 
-def _per_model_strips(kv: dict, tokens: list[str], flags: list[int], by_text: dict, source: str) -> None:
-    """The whitespace-swallowing rules llama.cpp sets by pre type, architecture or model name."""
+def _per_model_strips(kv: dict, tokens: list[str], flags: list[int], by_text: dict, source: str) -> bool:
+    """The whitespace-swallowing rules llama.cpp sets by pre type, architecture or model name
+    (True when Phi-3's rule, which touches every matched token, applied)."""
     pre = kv.get("tokenizer.ggml.pre") if isinstance(kv.get("tokenizer.ggml.pre"), str) else ""
     arch = kv.get("general.architecture") if isinstance(kv.get("general.architecture"), str) else ""
     name = kv.get("general.name") if isinstance(kv.get("general.name"), str) else ""
@@ -166,6 +175,8 @@ def _per_model_strips(kv: dict, tokens: list[str], flags: list[int], by_text: di
         flags[need("</s>")] |= RSTRIP
         for token in ("<unk>", "<s>", "<|endoftext|>"):
             flags[need(token)] &= ~RSTRIP
+        return True
     elif "modern-bert" in name:
         if "[MASK]" in by_text:
             flags[by_text["[MASK]"]] |= LSTRIP
+    return False
