@@ -8,6 +8,8 @@ from pathlib import Path
 
 import gguf
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import labkit
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
@@ -159,3 +161,23 @@ def test_jina_mask_swallows_ascii_spaces_before_it(tmp_path):
 def test_glm4_looks_whole_words_up_and_chatglm_merges(tmp_path):
     assert labkit.load(write_gguf(tmp_path / "a.gguf", "glm4", [("ab", 1)]), engine="labkit").encode("ab").ids == [256]
     assert labkit.load(write_gguf(tmp_path / "b.gguf", "chatglm-bpe", [("ab", 1)]), engine="labkit").encode("ab").ids == [97, 98]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab<>", min_size=1, max_size=4), min_size=1, max_size=5, unique=True),
+       st.lists(st.booleans(), min_size=5, max_size=5), st.text(alphabet="ab<> ", max_size=30), st.booleans())
+def test_one_leftmost_longest_pass_finds_what_longest_first_finds_without_overlaps(spellings, special, text, parse):
+    # the splitter takes the one-pass path for a GGUF unless spellings overlap in part or strip spaces
+    from labkit.algorithms.specials import AddedTokenSplitter, overlaps_another
+    from labkit.core import AddedToken
+
+    added = [AddedToken(s, 300 + i, special=special[i]) for i, s in enumerate(spellings)]
+    splitter = AddedTokenSplitter(added, llama_cpp=True)
+    assert (splitter._one_at_a_time is None) == (overlaps_another(spellings) is None)
+    longest_first = AddedTokenSplitter(added, llama_cpp=True)
+    longest_first._one_at_a_time = sorted(added, key=lambda a: (-len(a.content.encode()), a.id))
+    assert splitter.split(text, parse) == longest_first.split(text, parse)
+
+
+def test_qwen2_gguf_finds_its_added_tokens_in_one_pass():
+    assert labkit.load("qwen2", engine="labkit").splitter._one_at_a_time is None

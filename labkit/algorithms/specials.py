@@ -15,6 +15,7 @@ Example (the longer spelling wins; without parse_special a special token is text
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Sequence
 
 import regex
@@ -37,9 +38,13 @@ class AddedTokenSplitter:
     def __init__(self, added: Sequence[AddedToken], *, normalized_second: bool = False, llama_cpp: bool = False):
         self.by_content = {a.content: a for a in added if a.content}
         # llama.cpp (a GGUF): one token at a time, the longest spelling (in UTF-8 bytes) first,
-        # cut out of every stretch of text left; a stable sort keeps ties in id order
-        self._one_at_a_time = sorted(self.by_content.values(), key=lambda a: (-len(a.content.encode("utf-8")), a.id)) \
-            if llama_cpp else None
+        # cut out of every stretch of text left; a stable sort keeps ties in id order. Without
+        # strips or spellings overlapping in part, the one leftmost-longest pass below finds the
+        # same matches (and costs one scan, not one per token)
+        tokens = list(self.by_content.values())
+        needed = llama_cpp and (any(a.lstrip or a.rstrip for a in tokens)
+                                or overlaps_another([a.content for a in tokens]) is not None)
+        self._one_at_a_time = sorted(tokens, key=lambda a: (-len(a.content.encode("utf-8")), a.id)) if needed else None
         # tokenizers (normalized_second): the tokens matched on the raw text first, then the
         # normalized ones in the stretches left between them; otherwise one pass for all
         groups = ([a for a in self.by_content.values() if not a.normalized],
@@ -193,6 +198,32 @@ def overlapping_spellings(candidates: list[str], spellings: list[str], longest: 
     return bad
 
 
+def overlaps_another(spellings: Sequence[str]) -> str | None:
+    """A spelling a proper suffix of which is a proper prefix of another spelling (or the
+    other way round), or None. Overlapping only itself (``"aba"``) does not count: one
+    spelling's matches come out alike found leftmost first or longest first.
+
+    Example:
+        >>> from labkit.algorithms.specials import overlaps_another
+        >>> overlaps_another(["aba", "acdd"]), overlaps_another(["aba", "<s>"])
+        ('aba', None)
+    """
+    distinct = list(dict.fromkeys(spellings))  # in the given order: the answer must not depend on str hashing
+    heads: Counter = Counter()
+    tails: Counter = Counter()
+    for spelling in distinct:
+        for k in range(1, len(spelling)):
+            heads[spelling[:k]] += 1
+            tails[spelling[-k:]] += 1
+    for spelling in distinct:
+        for k in range(1, len(spelling)):
+            suffix, prefix = spelling[-k:], spelling[:k]
+            # counts from other spellings: this one's own prefix (suffix) of the same length left out
+            if heads[suffix] - (prefix == suffix) > 0 or tails[prefix] - (prefix == suffix) > 0:
+                return spelling
+    return None
+
+
 def longest_first_differs(added: Sequence[AddedToken]) -> str | None:
     """Why llama.cpp's partition (longest spelling first, specials left out without
     parse_special, ASCII-only strips) may split a text otherwise than ``tokenizers``'
@@ -209,18 +240,9 @@ def longest_first_differs(added: Sequence[AddedToken]) -> str | None:
     for token in added:
         if token.lstrip or token.rstrip:
             return f"{token.content!r} swallows the spaces beside it"
-    spellings = [a.content for a in added if a.content]
-    heads, tails = set(), set()
-    for spelling in set(spellings):
-        for k in range(1, len(spelling)):
-            heads.add(spelling[:k])
-            tails.add(spelling[-k:])
-    for spelling in spellings:
-        for k in range(1, len(spelling)):
-            # a part shared with another spelling (the same spelling's own runs split alike in both)
-            if (spelling[-k:] in heads and spelling[-k:] != spelling[:k]) or (
-                    spelling[:k] in tails and spelling[:k] != spelling[-k:]):
-                return f"{spelling!r} and another added token overlap in part"
+    overlapping = overlaps_another([a.content for a in added if a.content])
+    if overlapping is not None:
+        return f"{overlapping!r} and another added token overlap in part"
     user = {a.content for a in added if a.content and not a.special}
     widths = sorted({len(u) for u in user})
     for token in added:
