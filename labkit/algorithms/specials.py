@@ -3,7 +3,10 @@
 Longest match first: at each position the longest added-token spelling wins, so
 ``<|im_end|>`` is never cut into ``<|im_`` + ... when both spellings exist. With
 ``parse_special=False`` special tokens are plain text, but user-defined (non-special) added
-tokens are still matched, as llama.cpp and ``tokenizers`` both do.
+tokens are still matched, as llama.cpp and ``tokenizers`` both do. For a GGUF
+(``llama_cpp=True``) the tokens are found as llama.cpp finds them: one token at a time, the
+longest spelling first, each cut out of whatever text is left (it differs from the
+leftmost-longest scan only where spellings overlap in part or swallow spaces).
 Introduced in notebook ``07_special_tokens_chat_templates``.
 
 Example (the longer spelling wins; without parse_special a special token is text):
