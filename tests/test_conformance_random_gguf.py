@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import gguf
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 import labkit
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
 from labkit.conformance import random_gguf as rg
+from labkit.conformance.gguf_pretypes import write_byte_level_gguf
 from labkit.formats import gguf_attributes
 
 SEEDS = range(0, 150)
@@ -87,20 +87,7 @@ def write_gguf(path: Path, pre: str, extra=(), retyped=None, name=None) -> Path:
         types.append(kind)
     tokens.append("qz")
     types.append(1)
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    if name:
-        writer.add_name(name)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre(pre)
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    writer.add_token_merges(["q z"])
-    writer.add_add_bos_token(False)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_byte_level_gguf(path, tokens, types, ["q z"], pre, name=name)
 
 
 # each expected value is what llama.cpp (llama-cpp-python 0.3.36) gave for the same file

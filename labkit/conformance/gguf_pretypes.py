@@ -133,15 +133,34 @@ def write_pre_gguf(pre: str, path: Path) -> Path:
         >>> read_gguf_kv(path)["tokenizer.ggml.pre"]
         'qwen2'
     """
+    tokens, merges = trained_byte_level_bpe()
+    return write_byte_level_gguf(path, list(tokens), [1] * len(tokens), list(merges), pre)
+
+
+def write_byte_level_gguf(path: Path, tokens: list[str], types: list[int], merges: list[str], pre: str, *,
+                          name: str | None = None, ids: dict[str, int] | None = None) -> Path:
+    """A vocab-only byte-level GGUF (``gguf.GGUFWriter``; add_bos off), optionally with a model
+    name and header ids (``{"eos": 3}`` writes ``tokenizer.ggml.eos_token_id``).
+
+    Example:
+        >>> import tempfile
+        >>> from labkit.formats.gguf import read_gguf_kv
+        >>> path = write_byte_level_gguf(Path(tempfile.mkdtemp()) / "t.gguf", ["a", "b", "ab"], [1, 1, 1], ["a b"], "gpt-2")
+        >>> read_gguf_kv(path)["tokenizer.ggml.merges"]
+        ['a b']
+    """
     import gguf
 
-    tokens, merges = trained_byte_level_bpe()
     writer = gguf.GGUFWriter(str(path), arch="llama")
+    if name:
+        writer.add_name(name)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre(pre)
-    writer.add_token_list(list(tokens))
-    writer.add_token_types([1] * len(tokens))
-    writer.add_token_merges(list(merges))
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_merges(merges)
+    for key, value in (ids or {}).items():
+        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
     writer.add_add_bos_token(False)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

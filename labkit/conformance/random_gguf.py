@@ -42,7 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES, NFC_PRE_TYPES
+from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES, NFC_PRE_TYPES, write_byte_level_gguf
 from labkit.conformance.random_hf import SPELLINGS, random_texts
 from labkit.conformance.random_vocab import random_vocabulary
 from labkit.formats.gguf_attributes import EOG_SPELLINGS, FIM_SPELLINGS, HARMONY_USER_DEFINED
@@ -114,25 +114,8 @@ def draw_file(seed: int) -> DrawnGguf:
 
 def write_file(drawn: DrawnGguf, folder: Path) -> Path:
     """Write the drawn vocabulary as a vocab-only GGUF (``gguf.GGUFWriter``); its path."""
-    import gguf
-
-    path = Path(folder) / f"random-{drawn.seed}.gguf"
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    if drawn.name:
-        writer.add_name(drawn.name)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre(drawn.pre)
-    writer.add_token_list(drawn.tokens)
-    writer.add_token_types(drawn.types)
-    writer.add_token_merges(drawn.merges)
-    for key, value in drawn.ids.items():
-        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
-    writer.add_add_bos_token(False)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_byte_level_gguf(Path(folder) / f"random-{drawn.seed}.gguf", drawn.tokens, drawn.types, drawn.merges,
+                                 drawn.pre, name=drawn.name, ids=drawn.ids)
 
 
 def texts_for(drawn: DrawnGguf, count: int = 20) -> list[str]:
@@ -194,18 +177,15 @@ def engine_answers(tok, case: dict) -> dict:
 
 def first_difference(got: dict, want: dict, case: dict) -> str | None:
     """The first place an engine's answers differ from llama.cpp's, described; None if none."""
-    for mode in ("plain", "special"):
+    # None in a second entry means "as the first" (with parse_special / with specials hidden)
+    for mode, first, what in (("plain", "plain", "ids"), ("special", "plain", "ids"), ("keep", "keep", "decode"),
+                              ("skip", "keep", "decode")):
         for index, (a, b) in enumerate(zip(got[mode], want[mode])):
-            a = a if a is not None else got["plain"][index]
-            b = b if b is not None else want["plain"][index]
+            a = a if a is not None else got[first][index]
+            b = b if b is not None else want[first][index]
             if a != b:
-                return f"{mode} ids of {case['texts'][index]!r}: {a} where llama.cpp gives {b}"
-    for mode in ("keep", "skip"):
-        for index, (a, b) in enumerate(zip(got[mode], want[mode])):
-            a = a if a is not None else got["keep"][index]
-            b = b if b is not None else want["keep"][index]
-            if a != b:
-                return f"decode ({mode} specials) of {case['id_lists'][index][:8]}: {a[:60]!r} where llama.cpp gives {b[:60]!r}"
+                where = case["texts"][index] if what == "ids" else case["id_lists"][index][:8]
+                return f"{mode} {what} of {where!r}: {a[:80]!r} where llama.cpp gives {b[:80]!r}"
     return None
 
 

@@ -355,6 +355,7 @@ print("'</s>' stored as", TOKEN_TYPE_NAMES[stored_type], "-> read as", TOKEN_TYP
 print("'a</s>b':", qwen.encode("a</s>b").ids, "as text:", qwen.encode("a</s>b", parse_special=False).ids)
 assert stored_type == 1 and qwen.vocab.token_types[128247] == 3
 assert qwen.encode("a</s>b").ids == [64, 128247, 65]  # llama-cpp-python 0.3.36 gives these ids
+assert (qwen.decode([128247]), qwen.decode([128247], skip_special_tokens=True)) == ("</s>", "")  # hidden with the specials
 assert gguf_counts["labkit", "differs"] == 0
 
 # %% [markdown]
