@@ -3,6 +3,8 @@ offsets, short segments are not cut, a node whose children are never found again
 taking new ones, and every one of these still gives exactly the engine's Encoding."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import labkit
@@ -10,7 +12,8 @@ from support.engines import loaded
 from labkit.bench.workloads import chatml, make_workload
 from labkit.cache.boundaries import kept_cuts
 from labkit.cache.cached_tokenizer import MIN_SEGMENT, CacheConfig, CachedTokenizer
-from labkit.cache.prefix_tree import ADMIT_ONE_IN, PrefixTree
+from labkit.cache.lru import ADMIT_ONE_IN
+from labkit.cache.prefix_tree import PrefixTree
 
 
 def same(a, b) -> bool:
@@ -135,3 +138,57 @@ def test_walk_finds_children_among_many_lengths_and_short_segments():
     assert tree.longest(b"fp", f"user: {'the same long head ' * 4}!!?<x>", next_cut) == (None, -1)
     assert tree.root(b"fp").short is not None and len(tree.root(b"fp").short) > 8
     assert max(len(lengths) for lengths in tree.root(b"fp").lengths.values()) > 8
+
+
+def test_l0_stores_one_in_eight_once_its_texts_are_never_found_again():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l0=True))
+    texts = [f"question {k}: what happened on page {k * 7}?" for k in range(200)]
+    for text in texts:
+        assert cached.encode(text).ids == tok.encode(text).ids
+    admit_after = cached.l0.admit_after
+    assert len(cached.l0) == admit_after + (len(texts) - admit_after) // ADMIT_ONE_IN
+    # texts that are sent again keep the store open: every one is kept, and every repeat hits
+    again = CachedTokenizer(tok, CacheConfig(enable_l0=True))
+    for text in texts:
+        assert again.encode(text).ids == again.encode(text).ids == tok.encode(text).ids
+    assert len(again.l0) == len(texts) and again.stats()["l0"]["hits"] == len(texts)
+
+
+def test_a_prefix_hit_again_copies_one_kept_list_that_callers_cannot_change():
+    tok = loaded("qwen2", "hf")
+    cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
+    system = chatml([("system", "You answer questions about the novel. " * 20)], add_generation_prompt=False)
+    prompts = [system + chatml([("user", f"question number {k}?")]) for k in range(4)]
+    cached.encode(prompts[0])
+    node, _ = cached.cached_prefix(prompts[1])
+    assert node.prefix is None  # found once (just now): nothing kept yet
+    for prompt in prompts[1:]:
+        enc = cached.encode(prompt)
+        assert enc.ids == tok.encode(prompt).ids
+        enc.ids[: node.length] = [0] * node.length  # a caller's changes stay its own
+    joined = [i for link in node.chain() for i in link.ids]
+    assert node.prefix == joined and node.size >= sys.getsizeof(node.prefix)
+    assert cached.encode(prompts[3]).ids == tok.encode(prompts[3]).ids
+    assert cached.encode(prompts[3], add_special_tokens=True).ids == tok.encode(prompts[3], add_special_tokens=True).ids
+
+
+def test_a_head_shared_by_two_children_is_found_by_key_and_survives_eviction_of_either():
+    tree = PrefixTree(max_bytes=2**22, admit_after=None)
+    root = tree.root(b"fp")
+    head = "h" * 70  # longer than a key's head: both children share it
+    first, _ = tree.add(root, head + "one<x>", len(head) + 6, (1,), allowance=2**22)
+    assert root.single == {head[:64]: first}  # one child with this head: found without a key
+    second, _ = tree.add(root, head + "two!<x>", len(head) + 7, (2,), allowance=2**22)
+    assert root.single == {}
+
+    def next_cut(text, position):
+        return text.find("<x>", position) + 3
+
+    assert tree.longest(b"fp", head + "one<x>tail", next_cut)[0] is first
+    assert tree.longest(b"fp", head + "two!<x>tail", next_cut)[0] is second
+    with tree._lock:
+        tree._detach(first)
+    assert tree.longest(b"fp", head + "one<x>tail", next_cut) == (None, -1)
+    assert tree.longest(b"fp", head + "two!<x>tail", next_cut)[0] is second
+    assert tree.longest(b"fp", head + "three<x>", next_cut) == (None, -1)

@@ -19,7 +19,8 @@ import labkit
 from labkit.bench.harness import corpus_lines
 from labkit.bench.workloads import chatml
 from labkit.cache.boundaries import SafeBoundaries
-from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
+from labkit.cache.cached_tokenizer import SHARE_OF_BUDGET, CacheConfig, CachedTokenizer
+from labkit.cache.lru import TextStore
 from labkit.cache.prefix_tree import PrefixTree
 from labkit.paths import data_path
 
@@ -71,6 +72,11 @@ def prompts_with_own_specials(tok, n: int) -> list[str]:
     return prompts
 
 
+def l0_storing_everything(limit: int) -> TextStore:
+    """L0's store as CacheConfig makes it for ``limit`` bytes, without the admission policy."""
+    return TextStore(max_entries=10_000, max_bytes=limit, max_entry=limit // SHARE_OF_BUDGET, admit_after=None)
+
+
 # ----------------------------------------------------------------------------- measured memory
 
 
@@ -90,7 +96,8 @@ def test_real_memory_stays_within_the_limit(name, engine, level):
     gc.collect()
     tracemalloc.start()
     try:
-        cached = CachedTokenizer(tok, config)
+        # every text stored (no admission policy), so that the limit is reached
+        cached = CachedTokenizer(tok, config, l0_store=l0_storing_everything(limit) if level == "l0" else None)
         for prompt in prompts:
             cached.encode(prompt).offsets
         gc.collect()
@@ -135,7 +142,10 @@ def test_l0_is_bounded_by_bytes_3000_prompts_of_2kb():
         from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
         tok = labkit.load("qwen2", engine="hf")
         prompts = [f"{i:05d} " + ("lorem ipsum dolor sit amet " * 80)[:2042] for i in range(3000)]
-        cached = CachedTokenizer(tok, CacheConfig(enable_l0=True, l0_max_memory=8 * 2**20))
+        from labkit.cache.lru import TextStore
+        # every text stored (no admission policy), so that the limit is reached
+        store = TextStore(max_entries=10_000, max_bytes=8 * 2**20, max_entry=2**20, admit_after=None)
+        cached = CachedTokenizer(tok, CacheConfig(enable_l0=True, l0_max_memory=8 * 2**20), l0_store=store)
         import tracemalloc; tracemalloc.start()
         work_started()
         for p in prompts:

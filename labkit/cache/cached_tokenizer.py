@@ -112,6 +112,7 @@ class CachedTokenizer(Tokenizer):
         # safe special id -> its spelling
         self._safe_spelling = {a.id: a.content for a in self.boundaries.tokens} if self.boundaries else {}
         self._framing = self._find_framing() if config.enable_l1 else None
+        self._cuts_prompts = self.l1 is not None and bool(self._safe_spelling)  # else L1 has nothing to cut at
         self.prefix_tokens_reused = 0
         self.tokens_encoded = 0
 
@@ -127,21 +128,27 @@ class CachedTokenizer(Tokenizer):
         return self._encode(text, bool(add_special_tokens), bool(parse_special))  # a call fewer per hit
 
     def _encode(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
-        l0 = self.l0
-        if l0 is not None:
-            entry = l0.lookup(self.fingerprint, text, add_special_tokens, parse_special)
+        # L1 is asked first: L0 keeps only texts L1 had no prefix of, so a text L1 finds a
+        # prefix of is served there, and its lookup is the only one a prefix hit pays
+        node = None
+        by_prefix = parse_special and self._cuts_prompts
+        if by_prefix:
+            node, _ = self.l1.longest(self.fingerprint, text, self._next_cut)
             if metrics.ENABLED:  # checked here: a call per lookup costs a hit's share when they are off
+                metrics.record_cache_lookup(self, "l1", node is not None)
+        l0 = self.l0
+        if l0 is not None and node is None:
+            entry = l0.lookup(self.fingerprint, text, add_special_tokens, parse_special)
+            if metrics.ENABLED:
                 metrics.record_cache_lookup(self, "l0", entry is not None)
             if entry is not None:
                 parts = _MadeOnce(self._l0_payload, (entry, add_special_tokens, parse_special))
                 return Encoding(list(entry.ids), parts.tokens, parts.offsets)
-        reused = 0
-        if self.l1 is not None:
-            enc, reused = self._encode_with_prefixes(text, add_special_tokens, parse_special)
+        if by_prefix:
+            enc = self._encode_below(node, text, add_special_tokens)
         else:
-            enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
-        if l0 is not None and not reused:
-            # L0 keeps what L1 could not serve (a prompt L1 served costs little to serve again)
+            enc = self._encode_uncut(text, add_special_tokens, parse_special)
+        if l0 is not None and node is None and l0.admits():
             l0.store(self.fingerprint, text, add_special_tokens, parse_special, tuple(enc.ids))
         return enc
 
@@ -226,14 +233,10 @@ class CachedTokenizer(Tokenizer):
         after = dict(zip(ends, where))
         return [after[cut] + 1 for cut in cuts]
 
-    def _encode_with_prefixes(self, text: str, add_special_tokens: bool, parse_special: bool) -> tuple[Encoding, int]:
-        """The Encoding, and how many of its tokens came from L1."""
-        if not parse_special or not self._safe_spelling:
-            return self._encode_uncut(text, add_special_tokens, parse_special), 0
+    def _encode_below(self, node: PrefixNode | None, text: str, add_special_tokens: bool) -> Encoding:
+        """The Encoding of ``text`` (parse_special on) given the deepest L1 node on its path
+        (None if none): the node's ids, then the rest encoded, storing its new segments."""
         tree = self.l1
-        node, _ = tree.longest(self.fingerprint, text, self._next_cut)
-        if metrics.ENABLED:
-            metrics.record_cache_lookup(self, "l1", node is not None)
         position = node.end if node is not None else 0
         if not tree.admits(node or tree.root(self.fingerprint)):
             ends = cuts = ()
@@ -241,13 +244,13 @@ class CachedTokenizer(Tokenizer):
             ends = self.boundaries.ends_from(text, position)
             cuts = kept_cuts(ends, position, MIN_SEGMENT)
         if node is None and not cuts:  # nothing to reuse and nothing to keep: the engine's own Encoding
-            return self._encode_uncut(text, add_special_tokens, parse_special), 0
+            return self._encode_uncut(text, add_special_tokens, True)
         part = self.inner.encode(text[position:] if position else text, add_special_tokens=False, parse_special=True)
         ids = part.ids
         if cuts:
             splits = self._split_points(ids, text, ends, cuts)
             if splits is None:  # the engine did not cut where the text says: serve it whole, keep nothing
-                return self._encode_uncut(text, add_special_tokens, parse_special), 0
+                return self._encode_uncut(text, add_special_tokens, True)
             parent, begin, allowance = node or tree.root(self.fingerprint), 0, tree.max_per_request
             for cut, split in zip(cuts, splits):
                 parent, charged = tree.add(parent, text, cut, tuple(ids[begin:split]), allowance)
@@ -257,30 +260,33 @@ class CachedTokenizer(Tokenizer):
                 begin = split
         self.tokens_encoded += len(ids)
         if node is None and not add_special_tokens:
-            return part, 0
-        chain = node.chain() if node is not None else []
-        framing = self._framing if add_special_tokens else ((), (), ())
-        out = [i for i, _, _ in framing[0]] if add_special_tokens else []
-        for link in chain:
-            out += link.ids
-        out += ids
+            return part
+        prefix = tree.prefix_ids(node) if node is not None else []
         if add_special_tokens:
-            out += [i for i, _, _ in framing[1]]
-        reused = node.length if node is not None else 0
-        self.prefix_tokens_reused += reused
-        parts = _MadeOnce(self._tokens_and_offsets, (text, chain, part, position, framing))
-        return Encoding(out, parts.tokens, parts.offsets), reused
+            framing = self._framing
+            out = [*(i for i, _, _ in framing[0]), *prefix, *ids, *(i for i, _, _ in framing[1])]
+        else:
+            framing = ((), (), ())
+            if prefix is node.prefix:  # kept in the tree, so never handed out: one copy
+                out = prefix + ids
+            else:  # made for this call: ours to extend
+                out = prefix
+                out += ids
+        if node is not None:
+            self.prefix_tokens_reused += node.length
+        parts = _MadeOnce(self._tokens_and_offsets, (text, node, part, position, framing))
+        return Encoding(out, parts.tokens, parts.offsets)
 
     def _encode_uncut(self, text: str, add_special_tokens: bool, parse_special: bool) -> Encoding:
         enc = self.inner.encode(text, add_special_tokens=add_special_tokens, parse_special=parse_special)
         self.tokens_encoded += len(enc.ids)
         return enc
 
-    def _tokens_and_offsets(self, text: str, chain: list[PrefixNode], part: Encoding, position: int, framing):
+    def _tokens_and_offsets(self, text: str, node: PrefixNode | None, part: Encoding, position: int, framing):
         """Token strings and offsets of a result made from cached segments and a new suffix."""
         head, tail, tail_at_end = framing
         tokens, offsets = [t for _, t, _ in head], [o for _, _, o in head]
-        for link in chain:
+        for link in node.chain() if node is not None else ():
             link_tokens, link_offsets = self.l1.filled(link, self._encode_segment)
             tokens += link_tokens
             offsets += link_offsets

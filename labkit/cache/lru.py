@@ -17,6 +17,25 @@ from typing import Any, Hashable
 from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 
 
+# a store (or an L1 node) whose first ADMIT_AFTER entries are rarely found again keeps 1 new one in ADMIT_ONE_IN
+ADMIT_AFTER = 32
+ADMIT_ONE_IN = 8
+
+
+def rarely_found(added: int, found: int, admit_after: int | None) -> bool:
+    """Whether a level that stored ``added`` entries, of which lookups found ``found``, should
+    keep only 1 new entry in ``ADMIT_ONE_IN``: after ``admit_after`` stores, fewer than 1 in
+    ``ADMIT_ONE_IN`` were found again (a stream of ever new prompts: storing the rest would
+    cost every request and serve none). ``admit_after=None`` stores everything.
+
+    Example:
+        >>> from labkit.cache.lru import rarely_found
+        >>> rarely_found(40, 0, 32), rarely_found(40, 10, 32), rarely_found(10, 0, 32)
+        (True, False, False)
+    """
+    return admit_after is not None and added >= admit_after and found * ADMIT_ONE_IN < added
+
+
 def level_stats(level, entries: int) -> dict[str, float]:
     """The figures every cache level reports, from its counters and its number of entries.
 
@@ -137,9 +156,29 @@ class TextStore(LruStore):
         (31373,)
     """
 
-    def __init__(self, **limits):
+    def __init__(self, *, admit_after: int | None = ADMIT_AFTER, **limits):
         super().__init__(**limits)
         self._lengths: dict[int, int] = {}  # how many stored texts have each length
+        self.admit_after = admit_after
+        self.added = 0  # texts offered to store()
+        self.declined = 0  # texts not stored by admits()
+
+    def admits(self) -> bool:
+        """Whether to store one more text: every one until the store's texts turn out to be
+        rarely found again (:func:`rarely_found`), then 1 in ``ADMIT_ONE_IN``.
+
+        Example:
+            >>> from labkit.cache.lru import TextStore
+            >>> store = TextStore(max_bytes=2**20, admit_after=2)
+            >>> for text in ("a", "b"):
+            ...     store.store(b"fp", text, False, True, (1,))
+            >>> [store.admits() for _ in range(8)]
+            [False, False, False, False, False, False, False, True]
+        """
+        if not rarely_found(self.added, self.hits, self.admit_after):
+            return True
+        self.declined += 1
+        return self.declined % ADMIT_ONE_IN == 0
 
     def lookup(self, fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool) -> "TextEntry | None":
         """The entry for exactly this text and these flags (counts one hit or one miss)."""
@@ -158,6 +197,7 @@ class TextStore(LruStore):
             return item[0]
 
     def store(self, fingerprint: bytes, text: str, add_special_tokens: bool, parse_special: bool, ids: tuple) -> None:
+        self.added += 1
         entry = TextEntry(text, ids)
         self.put(_text_key(fingerprint, text, add_special_tokens, parse_special), entry,
                  size=_ENTRY_OVERHEAD + sys.getsizeof(text) + ids_bytes(ids))

@@ -34,7 +34,7 @@ import sys
 import threading
 from collections import OrderedDict
 
-from labkit.cache.lru import level_stats
+from labkit.cache.lru import ADMIT_AFTER, ADMIT_ONE_IN, level_stats, rarely_found
 from labkit.cache.sizes import INT_BYTES, ids_bytes, tokens_offsets_bytes
 from labkit.core import LabkitError
 
@@ -44,8 +44,6 @@ from labkit.core import LabkitError
 _KEY_CHARS = 64
 # a head shared by more child lengths than this: the next cut is found by scanning instead
 _LENGTHS_TRIED = 8
-# a node whose first children are rarely found again stores 1 new child in this many
-ADMIT_ONE_IN = 8
 
 
 class PrefixNode:
@@ -53,7 +51,7 @@ class PrefixNode:
     ``tokens`` and ``offsets`` (absolute in the prompt) stay None until first read."""
 
     __slots__ = ("parent", "segment", "ids", "tokens", "offsets", "length", "end", "children", "lengths",
-                 "short", "added", "reused", "declined", "size", "attached", "__weakref__")
+                 "short", "single", "added", "reused", "declined", "hits", "prefix", "size", "attached", "__weakref__")
 
     def __init__(self, parent, segment, ids, length, end):
         self.parent = parent
@@ -66,9 +64,12 @@ class PrefixNode:
         self.children: dict | None = None  # (head, length, tail) -> [PrefixNode]
         self.lengths: dict | None = None  # head -> {segment length: children with that head and length}
         self.short: dict | None = None  # {segment length: children} for segments shorter than a key
+        self.single: dict | None = None  # head -> the child, for a head only one child has
         self.added = 0  # children stored below it
         self.reused = 0  # lookups that went on to one of its children
         self.declined = 0  # new children it was not given
+        self.hits = 0  # lookups that ended here
+        self.prefix: list | None = None  # the ids of the whole prefix, once it is hit again
         self.size = 0
         self.attached = True
 
@@ -120,7 +121,7 @@ class PrefixTree:
     """
 
     def __init__(self, *, max_bytes: int, max_entry: int | None = None, max_per_request: int | None = None,
-                 admit_after: int | None = 32):
+                 admit_after: int | None = ADMIT_AFTER):
         self.max_bytes = max_bytes
         self.admit_after = admit_after
         self.max_entry = max_entry if max_entry is not None else max(1, max_bytes // 8)
@@ -160,6 +161,7 @@ class PrefixTree:
                 self.misses += 1
                 return None, -1
             self.hits += 1
+            found.hits += 1
             self._touch(found)
             return found, depth
 
@@ -167,7 +169,13 @@ class PrefixTree:
     def _child_at(node: PrefixNode, text: str, position: int, next_cut) -> PrefixNode | None:
         """The child whose segment the text continues with at ``position``, if any."""
         head = text[position : position + _KEY_CHARS]
-        lengths = node.lengths.get(head)
+        child = node.single.get(head)
+        if child is not None:  # the one child with this head (the common case): no key to build
+            if text.startswith(child.segment, position):
+                return child
+            lengths = None
+        else:
+            lengths = node.lengths.get(head)
         if lengths is not None:
             if len(lengths) > _LENGTHS_TRIED:  # many segments share this head: find the length by scanning
                 cut = next_cut(text, position)
@@ -192,7 +200,7 @@ class PrefixTree:
 
     def admits(self, parent: PrefixNode) -> bool:
         """Whether a new child should be stored below ``parent`` (see the class docstring)."""
-        if self.admit_after is None or parent.added < self.admit_after or parent.reused * ADMIT_ONE_IN >= parent.added:
+        if not rarely_found(parent.added, parent.reused, self.admit_after):
             return True
         parent.declined += 1
         return parent.declined % ADMIT_ONE_IN == 0
@@ -210,7 +218,7 @@ class PrefixTree:
                 return None, 0
             key = _key(text, start, cut)
             if parent.children is None:
-                parent.children, parent.lengths = {}, {}
+                parent.children, parent.lengths, parent.single = {}, {}, {}
             siblings = parent.children.get(key)
             for existing in siblings or ():
                 if existing.segment == segment:  # another thread stored it first
@@ -223,6 +231,10 @@ class PrefixTree:
                 parent.children[key] = [node]
             else:
                 siblings.append(node)
+            if key[0] in parent.lengths:
+                parent.single.pop(key[0], None)  # a second child with this head: found by its key
+            else:
+                parent.single[key[0]] = node
             _count(parent.lengths.setdefault(key[0], {}), key[1], +1)
             if key[1] < _KEY_CHARS:
                 if parent.short is None:
@@ -233,6 +245,35 @@ class PrefixTree:
             self._touch(node)
             self._evict_past_budget()
             return (node if node.attached else None), size
+
+    def prefix_ids(self, node: PrefixNode) -> list[int]:
+        """The ids from the first cut to the end of ``node``, as one list (do not change it).
+        From a node's second hit on, the list is kept (and charged: the ints are the links'
+        own), so a hit copies one list instead of joining its chain.
+
+        Example:
+            >>> from labkit.cache.prefix_tree import PrefixTree
+            >>> tree = PrefixTree(max_bytes=2**20)
+            >>> first, _ = tree.add(tree.root(b"fp"), "ab", 1, (1,), 2**20)
+            >>> second, _ = tree.add(first, "ab", 2, (2, 3), 2**20)
+            >>> tree.prefix_ids(second)
+            [1, 2, 3]
+        """
+        ids = node.prefix
+        if ids is not None:
+            return ids
+        ids = []
+        for link in node.chain():
+            ids += link.ids
+        if node.hits > 1:
+            extra = sys.getsizeof(ids)
+            with self._lock:
+                if node.prefix is None and node.attached and node.size + extra <= self.max_entry:
+                    node.prefix = ids
+                    node.size += extra
+                    self.bytes += extra
+                    self._evict_past_budget()
+        return ids
 
     def filled(self, node: PrefixNode, encode) -> tuple[tuple, tuple]:
         """The node's token strings and absolute offsets, made on first need by
@@ -283,6 +324,8 @@ class PrefixTree:
                 siblings[:] = [s for s in siblings if s is not node]
                 if not siblings:
                     del parent.children[key]
+                if parent.single.get(key[0]) is node:
+                    del parent.single[key[0]]
                 lengths = parent.lengths[key[0]]
                 _count(lengths, key[1], -1)
                 if not lengths:
@@ -300,16 +343,16 @@ class PrefixTree:
             if current.children:
                 for group in current.children.values():
                     stack.extend(group)
-                current.children = current.lengths = current.short = None
+                current.children = current.lengths = current.short = current.single = None
 
     def clear(self) -> None:
         with self._lock:
             for node in list(self._lru):
                 node.attached = False
-                node.children = node.lengths = node.short = None
+                node.children = node.lengths = node.short = node.single = None
             self._lru.clear()
             for root in self._roots.values():
-                root.children = root.lengths = root.short = None
+                root.children = root.lengths = root.short = root.single = None
             # new roots: a root's counts (children added, reuses) decide what it admits next
             self._roots.clear()
             self.bytes = 0

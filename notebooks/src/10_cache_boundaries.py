@@ -104,7 +104,8 @@ print("every cut point leaves the ids unchanged")
 #
 # - **L0** maps the exact `(text, add_special_tokens, parse_special)` to its ids.
 #   LRU, thread-safe, bounded by entries *and* by bytes. It keeps what L1 could not serve
-#   (a prompt L1 served costs little to serve again). Its key is the text's length and its
+#   (a prompt L1 served costs little to serve again), so it is asked only when L1 finds no
+#   prefix: an L1 hit pays for one lookup, not two. Its key is the text's length and its
 #   first and last 32 characters, and a hit is confirmed by comparing the whole text, so
 #   the text is never hashed.
 # - **L1** is a tree of text *segments*: each node is the text between two safe cuts at
@@ -123,7 +124,11 @@ print("every cut point leaves the ids unchanged")
 #   ones), and are kept from then on.
 # - **Admission.** A node whose children are almost never found again (a long policy prompt
 #   followed by ever new questions) stops taking every new child: after 32 children with
-#   fewer than 1 in 8 lookups going on to one of them, it takes 1 new child in 8.
+#   fewer than 1 in 8 lookups going on to one of them, it takes 1 new child in 8. L0 follows
+#   the same rule over its whole store (32 texts stored, fewer than 1 in 8 found again), so
+#   a stream of ever new prompts stops paying for stores that no request will read.
+# - **One copy per hit.** A node found a second time keeps the ids of its whole prefix as one
+#   list (charged to its size); a hit copies that list once and appends the suffix's ids.
 # - **Memory is measured, not estimated**: each entry is charged what `sys.getsizeof` says
 #   its text, ids, and once read its token strings and offset pairs occupy (the tests check the real total
 #   with `tracemalloc`: within 1.25x of the limit on every engine). Eviction removes a node
@@ -188,6 +193,7 @@ assert results["identical"].all(), "the cache changed some output"
 hit = results[["L0_hit", "L1_hit", "L1_reuse"]].round(3)
 assert hit.loc["realistic_chat", "L1_reuse"] > 0.9 and hit.loc["code_review", "L1_reuse"] > 0.9
 assert hit.loc["no_reuse", "L1_reuse"] < 0.05 and hit.loc["no_reuse", "L1_hit"] == 0
+assert (hit["L0_hit"] == 0).all()  # with L1 on, L0 is asked only when L1 finds no prefix
 print("every cached output equals the uncached one")
 hit
 
@@ -199,9 +205,9 @@ hit
 # The share of tokens served from the cache (`L1_reuse`) is still the figure to read: a hit
 # that reuses a tenth of a prompt counts as much as one that reuses all of it.
 #
-# L0 is (nearly) zero in the `L0+L1` column: L0 keeps only what L1 could not serve, which
-# here is the first prompt of each workload (realistic chat may send it again); L1 serves
-# every later one (it shares at least its system prompt).
+# L0 is zero in the `L0+L1` column: L0 is asked only when L1 finds no prefix, which here
+# happens once per workload, for its first prompt (nothing is cached yet); L1 serves every
+# later one, a repeat of that first prompt included (it shares the system prompt).
 
 # %% [markdown]
 # The hit rates above are deterministic (they depend only on the prompts); the speedups
