@@ -27,7 +27,8 @@ TEXTS = mixed_corpus() + ["I'M HERE'S it's", "CamelCaseWord éÉ", "a\r\nb \n\n 
 
 def llama_cpp_split(regexes: tuple[str, ...], text: str) -> list[str]:
     """llama.cpp's unicode_regex_split as a plain loop: each regex cuts every piece, the text
-    between matches stays a piece (written here from llama.cpp's description, not labkit's)."""
+    between matches stays a piece, and an empty match cuts where it is (written here from
+    llama.cpp's unicode_regex_split_stl, not from labkit)."""
     pieces = [text] if text else []
     for pattern in regexes:
         compiled = regex.compile(pattern)
@@ -35,11 +36,10 @@ def llama_cpp_split(regexes: tuple[str, ...], text: str) -> list[str]:
         for piece in pieces:
             cursor = 0
             for m in compiled.finditer(piece):
-                if m.start() == m.end():
-                    continue
                 if m.start() > cursor:
                     out.append(piece[cursor:m.start()])
-                out.append(m.group())
+                if m.group():
+                    out.append(m.group())
                 cursor = m.end()
             if cursor < len(piece):
                 out.append(piece[cursor:])
@@ -54,7 +54,7 @@ LABKIT_ONLY = {"gpt2"}
 
 def test_every_gguf_name_labkit_lists_is_a_llama_cpp_name():
     assert set(GGUF_NAMES) - set(LLAMA_CPP_PRE_NAMES) == LABKIT_ONLY
-    assert len(GGUF_NAMES) == 58  # 18 pre types and their aliases
+    assert len(GGUF_NAMES) == 84  # 34 specs and their aliases
 
 
 @pytest.mark.parametrize("name", sorted(set(GGUF_NAMES) - LABKIT_ONLY))

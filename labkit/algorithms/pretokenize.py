@@ -10,8 +10,18 @@ between matches is kept as a piece of its own (HF ``Split(..., behavior="isolate
 Where llama.cpp had to rewrite a pattern for its own regex engine (``(?i:'s|...)`` spelled as
 ``'[sS]|...``), this table keeps the original pattern of the model's ``tokenizer.json`` or
 tiktoken's ``pat_str``: the ``regex`` module understands it, and it is what the reference
-libraries run. (They differ from llama.cpp's rewrite on case folds: ``(?i:'s)`` also
-matches ``'ſ``, U+017F LONG S, in `regex`, Oniguruma and tiktoken alike; ``'[sS]`` does not.)
+libraries run. They differ from llama.cpp's rewrite in two places, both documented choices
+measured in ``tests/test_pre_types_llama_cpp.py``: case folds (``(?i:'s)`` also matches
+``'ſ``, U+017F LONG S, in `regex`, Oniguruma and tiktoken alike; ``'[sS]`` does not), and
+GPT-4o's and Tekken's case classes, which llama.cpp's engine cannot read (it reads every
+``\\p{Lu}``/``\\p{Ll}`` as ``\\p{L}``) and rewrites as "a letter that is not a-z", so that ``é``
+is upper case there (about 100 of 261 probe texts with non-ASCII letters split otherwise).
+Everywhere else the table spells what llama.cpp runs: the names llama.cpp 0c1e5709 added are
+transcribed as it spells them (Youtu's case classes as the letter runs its engine makes of
+them), DeepSeek's CJK and fullwidth classes leave out the spaces inside their ranges (llama.cpp
+matches such a pattern against text whose non-ASCII spaces are U+000B), and an empty match
+(SuperBPE's digit-group lookahead) cuts where it is, in llama.cpp and ``tokenizers`` alike.
+Names whose split labkit does not reproduce are refused (:data:`LLAMA_CPP_UNSERVED`).
 One known gap: `regex` ships newer Unicode tables than Oniguruma, so a code point assigned
 only in a recent Unicode version (U+3D000 is a letter to `regex`, unassigned to Python 3.11)
 can land in a different class than in ``tokenizers``.
@@ -112,21 +122,27 @@ CL100K = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s+(?![\s\S])|\s*[\r\n]|\s+(?!\S)|\s"""
 )
+# DeepSeek's CJK run "[一-龥ࠀ-一가-퟿]+" (U+0800-U+4E00 is one of its ranges) and punctuation
+# "[...　-。]" hold whitespace (U+1680, U+2000-U+200A, U+2028/9, U+202F, U+205F, U+3000).
+# llama.cpp runs a pattern without \p{..} on a copy of the text where every non-ASCII
+# whitespace is U+000B (unicode.cpp), so those classes never take a space there: they are
+# spelled without them here (measured: as written, 30 and 33 of 261 probe texts differ).
+_DEEPSEEK_CJK = "[一-龥ࠀ-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-一가-퟿]+"
 # DeepSeek LLM (7B/67B): newlines alone, Latin-ish words, ASCII/fullwidth punctuation,
 # trailing spaces, CJK/Hangul runs, numbers.
 DEEPSEEK_LLM = (
     r"""[\r\n]""",
     "\\s?[" + _DEEPSEEK_CASED + "]+",
-    r"""\s?[!-/:-~！-／：-～‘-‟　-。]+""",
+    r"""\s?[!-/:-~！-／：-～‘-‟、-。]+""",
     r"""\s+$""",
-    r"""[一-龥ࠀ-一가-퟿]+""",
+    _DEEPSEEK_CJK,
     r"""\p{N}+""",
 )
 DEEPSEEK_CODER = (
     r"""[\r\n]""",
     r"""\s?\p{L}+""",
     r"""\s?\p{P}+""",
-    r"""[一-龥ࠀ-一가-퟿]+""",
+    _DEEPSEEK_CJK,
     r"""\p{N}""",
 )
 # BLOOM / Poro / GPT-3 Finnish: anything up to whitespace or a few punctuation marks.
@@ -136,6 +152,72 @@ TEKKEN = (
     r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
     r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
+
+
+# --- pre types llama.cpp added by commit 0c1e5709, transcribed verbatim from its
+# llm_tokenizer_bpe (src/llama-vocab.cpp), contractions spelled as it spells them ('[sS]):
+# the models' own tokenizer.json patterns were not checked, and llama.cpp is what a GGUF is
+# measured against (tests/test_pretokenize_llama_cpp_new.py holds its answers).
+_LLAMA_CONTRACTIONS = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"""
+_GPT2_LLAMA_CPP = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
+# Jais-2: the Llama-3 split, with whitespace runs cut in powers of two
+JAIS2 = (
+    _LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"""
+    r"""|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)"""
+    r"""|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}"""
+)
+_CJK_KANA = r"""[一-龥぀-ゟ゠-ヿ]+"""
+# DeepSeek-V3 (also Hunyuan-dense, JoyAI, HY-v4): digits in threes, CJK and kana runs, then words
+DEEPSEEK3 = (
+    r"""\p{N}{1,3}""",
+    _CJK_KANA,
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+    r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+)
+SPARK2_5 = (
+    r"""\p{N}{1,3}""",
+    _CJK_KANA,
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+    r"""| ?[\p{P}\p{S}]+|[\r\n]|\s+(?!\S)|\s+""",
+    r"""\p{N}""",
+)
+# llama.cpp's regex engine reads every letter class (\p{Lu}, \p{Ll} ...) as \p{L} (unicode.cpp,
+# k_ucat_enum), so its "upper* lower+ | upper+ lower*" words are plain runs of letters and
+# marks; these rows spell what it runs (measured: with the case classes, 77 of 261 texts differ)
+_LETTER_RUN = r"""[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+""" + _LLAMA_CONTRACTIONS + "?"
+YOUTU = (
+    r"""[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+""",
+    _LETTER_RUN + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+)
+QWEN2_LLAMA_CPP = (_LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"""
+                   r"""|\s+(?!\S)|\s+""")
+CHAMELEON = (
+    r"""<sentinel:[0-9]+>""",
+    r"""(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z""",
+    r"""([\t\n]|    |  )""",
+    r"""\p{N}""",
+    r"""[\p{P}!-/:-@\[-`{-~]""",
+    _GPT2_LLAMA_CPP,
+)
+# Granite multilingual embedding (97m): GPT-4o's split as llama.cpp spells it, marks as letters
+GRANITE_EMB_MULTI = (
+    r"""[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+""" + _LLAMA_CONTRACTIONS + "?"
+    r"""|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*""" + _LLAMA_CONTRACTIONS + "?"
+    r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+# SuperBPE: digit runs, then a cut before every group of three digits counted from the right
+# (an empty match: it cuts where it is, in llama.cpp and tokenizers alike)
+SUPERBPE = (r"""\p{N}+""", r"""(?=([0-9]{3})+(?![0-9]))""")
+BAILINGMOE = (r"""'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+              r"""|\s*[\r\n]|\s+(?!\S)|\s+""")
+SEED_CODER = (_LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+"""
+              r"""|\s+(?!\S)|\s+""")
+UFAKZEKA = r"""[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+LAGUNA = (r"""[^\n]+|[\n]+""", QWEN2_LLAMA_CPP)
+EXAONE_MOE = (_LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"""
+              r"""| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+""")
+MINICPM5 = (r"""\p{N}{1,3}""",
+            _LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 
 
 # --------------------------------------------------------------------------- Unicode versions
@@ -244,22 +326,23 @@ class PreTokenizerSpec:
                 cursor = start
                 for match in pattern.finditer(text, start, end):
                     s, e = match.span()
-                    if s == e:  # an empty match (a pure lookahead) does not cut
-                        continue
                     if s > cursor:
                         cut.append((cursor, s))  # text between matches stays a piece
-                    cut.append((s, e))
-                    cursor = e
+                        cursor = s  # (so an empty match, a pure lookahead, cuts where it is)
+                    if s < e:
+                        cut.append((s, e))
+                        cursor = e
                 if cursor < end:
                     cut.append((cursor, end))
             pieces = cut
         return pieces
 
     def split_normalized(self, text: str) -> list[str]:
-        """Pre-tokens of already-normalised ``text`` (fast path: one findall when it covers)."""
-        if len(self._compiled) == 1:
+        """Pre-tokens of already-normalised ``text`` (fast path: one findall when its matches
+        cover the text, none empty; a pattern with groups, whose findall gives the groups, never)."""
+        if len(self._compiled) == 1 and not self._compiled[0].groups:
             words = self._compiled[0].findall(text)
-            if sum(map(len, words)) == len(text):
+            if sum(map(len, words)) == len(text) and "" not in words:
                 return words
         return [text[s:e] for s, e in self.spans(text)]
 
@@ -300,7 +383,8 @@ _SPECS = [
     _spec("dbrx", LLAMA3, family="DBRX", aliases=("smaug-bpe",), note="Llama-3 split, merges always applied"),
     _spec("chatglm-bpe", LLAMA3, family="CHATGLM4", note="Llama-3 split"),
     # llama.cpp at 0c1e5709 looks glm4's whole words up first, as Llama-3's (chatglm-bpe still merges)
-    _spec("glm4", LLAMA3, ignore_merges=True, family="CHATGLM4", note="Llama-3 split, whole-word lookup first"),
+    _spec("glm4", LLAMA3, ignore_merges=True, family="CHATGLM4", aliases=("glm5",),
+          note="Llama-3 split, whole-word lookup first"),
     _spec("qwen2", QWEN2, nfc=True, family="QWEN2", aliases=("deepseek-r1-qwen", "kormo", "f2llmv2"),
           note="Qwen2: NFC, then the Llama-3 split with one digit at a time"),
     # no NFC: llama.cpp normalises nothing before a BPE split (llama-vocab.cpp,
@@ -325,6 +409,30 @@ _SPECS = [
     _spec("bloom", BLOOM, family="BLOOM", aliases=("poro-chat", "gpt3-finnish"),
           note="BLOOM: cut only at whitespace and a few punctuation marks"),
     _spec("viking", (BLOOM, r"\p{N}"), family="VIKING", note="as bloom, plus single digits"),
+    # llama.cpp 0c1e5709's newer pre types (no NFC: llama.cpp normalises nothing before a split)
+    _spec("jais-2", JAIS2, family="JAIS2", note="Jais-2: the Llama-3 split, whitespace runs cut in powers of two"),
+    _spec("deepseek-v3", DEEPSEEK3, family="DEEPSEEK3_LLM", aliases=("hunyuan-dense", "joyai-llm", "hy_v4"),
+          note="DeepSeek-V3: digits in threes, CJK and kana runs, then words with their marks"),
+    _spec("spark2_5", SPARK2_5, family="SPARK2_5", note="as deepseek-v3, newlines alone, then single digits"),
+    _spec("youtu", YOUTU, ignore_merges=True, family="YOUTU",
+          note="Youtu: Hangul, CJK punctuation, bopomofo and CJK/kana runs first, then GPT-4o-like words"),
+    _spec("stablelm2", QWEN2_LLAMA_CPP, family="STABLELM2", aliases=("hunyuan", "solar-open", "megrez", "grok-2"),
+          note="the qwen2 split without NFC (llama.cpp's QWEN2 regex list)"),
+    _spec("trillion", _GPT2_LLAMA_CPP, family="TRILLION", aliases=("granite-docling",),
+          note="GPT-2's split as llama.cpp spells it"),
+    _spec("chameleon", CHAMELEON, family="CHAMELEON",
+          note="Chameleon: sentinels, image tokens, tabs and space pairs, digits, punctuation, then GPT-2's split"),
+    _spec("granite-embed-multi-97m", GRANITE_EMB_MULTI, ignore_merges=True, family="GRANITE_EMB_MULTI",
+          note="GPT-4o's split as llama.cpp spells it, combining marks counted as letters"),
+    _spec("superbpe", SUPERBPE, family="SUPERBPE", note="SuperBPE: digit runs, then digit groups of three from the right"),
+    _spec("bailingmoe", BAILINGMOE, family="BAILINGMOE", aliases=("bailingmoe2", "llada-moe"),
+          note="Ling (BailingMoE): cl100k's split with one digit at a time"),
+    _spec("seed-coder", SEED_CODER, family="SEED_CODER", note="Seed-Coder: single digits, no newline after punctuation"),
+    _spec("ufakzeka", UFAKZEKA, family="UFAKZEKA", note="the qwen2 split without contractions"),
+    _spec("laguna", LAGUNA, family="LAGUNA", note="lines first, then the qwen2 split"),
+    _spec("exaone-moe", EXAONE_MOE, family="EXAONE_MOE", note="EXAONE MoE: words joined across single spaces"),
+    _spec("minicpm5", MINICPM5, ignore_merges=True, family="MINICPM5",
+          note="MiniCPM5: digits in threes, then the Llama-3 split"),
     # tiktoken's encodings, under their own names
     _spec("r50k", R50K, aliases=("r50k_base", "p50k", "p50k_base", "p50k_edit"), family="GPT2",
           tiktoken_pattern=R50K_TIKTOKEN, note="tiktoken r50k/p50k split (the same as gpt-2's)"),
@@ -336,6 +444,18 @@ _SPECS = [
 ]
 
 PRE_TOKENIZERS: dict[str, PreTokenizerSpec] = {spec.name: spec for spec in _SPECS}
+# names llama.cpp 0c1e5709 knows whose split labkit does not reproduce, and why (a GGUF naming
+# one is refused, not served with a split that differs)
+_BYTES_AS_TOKENS = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byte_encode off), which labkit's "
+                    "byte-level engine does not implement")
+LLAMA_CPP_UNSERVED: dict[str, str] = {
+    "kimi-k2": "llama.cpp splits it with a hand-written function (unicode_regex_split_custom_kimi_k2), not a regex list",
+    "afmoe": "its digit class \\p{AFMoE_digits} is llama.cpp's own (unicode_regex_split_custom_afmoe)",
+    **dict.fromkeys(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"), _BYTES_AS_TOKENS),
+    **dict.fromkeys(("tiny_aya", "cohere2moe"),
+                    "llama.cpp runs its digit-grouping regex on std::wregex, whose \\d and \\b are not Unicode's; "
+                    "with the pattern as written, labkit differs from it on 17 of 261 measured texts (digits beside other numbers)"),
+}
 PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}
 
 
@@ -368,6 +488,9 @@ def get_pre_tokenizer(name: str | None) -> PreTokenizerSpec:
     if not isinstance(name, str):
         raise LabkitError(f"pre-tokenizer name must be a str, got {type(name).__name__}")
     spec = PRE_TOKENIZERS.get(name) or PRE_TOKENIZERS.get(PRE_ALIASES.get(name, ""))
+    if spec is None and name in LLAMA_CPP_UNSERVED:
+        raise LabkitError(f"pre-tokenizer {name!r} is llama.cpp's, but labkit does not split as it does: "
+                          f"{LLAMA_CPP_UNSERVED[name]}")
     if spec is None:
         raise LabkitError(f"unknown pre-tokenizer {name!r}; known: {', '.join(known_pre_names())}")
     return spec

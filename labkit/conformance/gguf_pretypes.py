@@ -38,7 +38,12 @@ _TEKKEN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{L
            r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
            r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 _BLOOM = r" ?[^(\s|.,!?…。，、।۔،)]+"
-_CJK = "[一-龥ࠀ-一가-퟿]+"
+# the source spells DeepSeek's CJK run "[一-龥ࠀ-一가-퟿]+" and its punctuation "[...　-。]"; llama.cpp
+# matches a pattern without \p{..} against text whose non-ASCII whitespace is U+000B
+# (unicode.cpp), so the spaces inside those ranges (U+1680, U+2000-U+200A, U+2028, U+2029,
+# U+202F, U+205F, U+3000) never match: what runs is the ranges without them
+_CJK_RUN = "[一-龥ࠀ-\u167f\u1681-\u1fff\u200b-\u2027\u202a-\u202e\u2030-\u205e\u2060-\u2fff\u3001-一가-퟿]+"
+_FULLWIDTH = "\\s?[!-/:-~！-／：-～‘-‟、-。]+"
 _DEEPSEEK_CASED = (
     "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af"
     "\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5"
@@ -53,6 +58,42 @@ _DEEPSEEK_CASED = (
     "\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df"
     "\U0001e900-\U0001e943]+"
 )
+# the pre types llama.cpp 0c1e5709 added, as that commit spells them (contractions as '[sS])
+_C = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+_GPT2_AS_IS = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_QWEN2_AS_IS = _C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+_KANA = "[一-龥぀-ゟ゠-ヿ]+"
+_DS3_WORDS = (r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"
+              r"| ?[\p{P}\p{S}]+")
+# llama.cpp's regex engine reads \p{Lu}, \p{Ll} ... as \p{L} (unicode.cpp, k_ucat_enum): what
+# its source spells "[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" runs as a run of letters
+_RUN = r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+" + _C + "?"
+_NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
+    "JAIS2": (_C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+              + "".join(rf"|\s{{{n}}}(?!\S)" for n in (512, 256, 128, 64, 32, 16, 8, 4)) + r"|\s{1,2}(?!\S)|\s{1}",),
+    "DEEPSEEK3_LLM": (r"\p{N}{1,3}", _KANA, _DS3_WORDS + r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    "SPARK2_5": (r"\p{N}{1,3}", _KANA, _DS3_WORDS + r"|[\r\n]|\s+(?!\S)|\s+", r"\p{N}"),
+    "YOUTU": ("[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+              _RUN + r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    "STABLELM2": (_QWEN2_AS_IS,),  # also HUNYUAN, SOLAR_OPEN, GROK_2, and QWEN2 itself without NFC
+    "TRILLION": (_GPT2_AS_IS,),  # also GRANITE_DOCLING
+    "CHAMELEON": ("<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\t\n]|    |  )", r"\p{N}",
+                  r"[\p{P}!-/:-@\[-`{-~]", _GPT2_AS_IS),
+    "GRANITE_EMB_MULTI": (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+" + _C + "?"
+                          r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*" + _C + "?"
+                          r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
+    # its source says \d; a pattern without \p{..} runs on std::wregex, where \d is [0-9] (measured)
+    "SUPERBPE": (r"\p{N}+", r"(?=([0-9]{3})+(?![0-9]))"),
+    "BAILINGMOE": (r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+                   r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+",),
+    "SEED_CODER": (_C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+",),
+    "UFAKZEKA": (r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
+    "LAGUNA": ("[^\n]+|[\n]+", _QWEN2_AS_IS),
+    "EXAONE_MOE": (_C + r"|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"
+                   r"| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+",),
+    "MINICPM5": (r"\p{N}{1,3}", _C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+                 r"|\s+(?!\S)|\s+"),
+}
 # llama.cpp's LLAMA_VOCAB_PRE_TYPE_* -> its regex list (applied in sequence, gaps kept)
 LLAMA_CPP_PRE_TYPES: dict[str, tuple[str, ...]] = {
     "DEFAULT": (r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]"),
@@ -60,14 +101,15 @@ LLAMA_CPP_PRE_TYPES: dict[str, tuple[str, ...]] = {
     "LLAMA3": (_LLAMA3,),      # also DBRX, SMAUG, CHATGLM4 (the same list)
     "QWEN2": (_QWEN2,),
     "QWEN35": (_QWEN35,),
-    "DEEPSEEK_LLM": ("[\r\n]", _DEEPSEEK_CASED, "\\s?[!-/:-~！-／：-～‘-‟　-。]+", r"\s+$", _CJK, r"\p{N}+"),
-    "DEEPSEEK_CODER": ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK, r"\p{N}"),
+    "DEEPSEEK_LLM": ("[\r\n]", _DEEPSEEK_CASED, _FULLWIDTH, r"\s+$", _CJK_RUN, r"\p{N}+"),
+    "DEEPSEEK_CODER": ("[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK_RUN, r"\p{N}"),
     "FALCON": (r"[\p{P}\$\+<=>\^~\|`]+", _GPT2, "[0-9][0-9][0-9]"),
     "STARCODER": (r"\p{N}", _GPT2),  # also REFACT, COMMAND_R, SMOLLM, CODESHELL, EXAONE, MINERVA, MELLUM2
     "GPT4O": (_GPT4O,),        # also MINIMAX_M2
     "TEKKEN": (_TEKKEN,),
     "BLOOM": (_BLOOM,),        # also PORO, GPT3_FINNISH
     "VIKING": (_BLOOM, r"\p{N}"),
+    **_NEWER_PRE_TYPES,
 }
 # tokenizer.ggml.pre -> (regex list above, ignore_merges), for every name labkit lists
 LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
@@ -90,7 +132,29 @@ LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
     "tekken": ("TEKKEN", True),
     **{n: ("BLOOM", False) for n in ("bloom", "poro-chat", "gpt3-finnish")},
     "viking": ("VIKING", False),
+    # added by llama.cpp 0c1e5709 (read for issue 15's exactness work)
+    "jais-2": ("JAIS2", False),
+    **{n: ("DEEPSEEK3_LLM", False) for n in ("deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4")},
+    "spark2_5": ("SPARK2_5", False),
+    "youtu": ("YOUTU", True),
+    **{n: ("STABLELM2", False) for n in ("stablelm2", "hunyuan", "solar-open", "megrez", "grok-2")},
+    **{n: ("TRILLION", False) for n in ("trillion", "granite-docling")},
+    "chameleon": ("CHAMELEON", False),
+    "granite-embed-multi-97m": ("GRANITE_EMB_MULTI", True),
+    "superbpe": ("SUPERBPE", False),
+    **{n: ("BAILINGMOE", False) for n in ("bailingmoe", "bailingmoe2", "llada-moe")},
+    "seed-coder": ("SEED_CODER", False),
+    "ufakzeka": ("UFAKZEKA", False),
+    "laguna": ("LAGUNA", False),
+    "exaone-moe": ("EXAONE_MOE", False),
+    "minicpm5": ("MINICPM5", True),
+    "glm5": ("LLAMA3", True),
 }
+# names random_gguf's stored answers were drawn without (its seeds must keep drawing the same files)
+NEWER_PRE_NAMES = ("jais-2", "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4", "spark2_5", "youtu", "stablelm2",
+                   "hunyuan", "solar-open", "megrez", "grok-2", "trillion", "granite-docling", "chameleon",
+                   "granite-embed-multi-97m", "superbpe", "bailingmoe", "bailingmoe2",
+                   "llada-moe", "seed-coder", "ufakzeka", "laguna", "exaone-moe", "minicpm5", "glm5")
 # llama.cpp itself normalises nothing before a BPE split (llm_tokenizer_bpe_session::tokenize
 # runs unicode_regex_split on the raw text). The model's own tokenizer.json may: these are
 # the pre types whose reference pipeline has an NFC normaliser (qwen2: measured on its

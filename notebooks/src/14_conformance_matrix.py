@@ -359,6 +359,34 @@ assert (qwen.decode([128247]), qwen.decode([128247], skip_special_tokens=True)) 
 assert gguf_counts["labkit", "differs"] == 0
 
 # %% [markdown]
+# A random vocabulary hides most of a split's cuts: where no merge crosses a cut, cutting there
+# or not gives the same ids. `labkit.conformance.pre_probe` trains a vocabulary on 261 probe
+# texts with no split at all, so that its merges cross every place a split might cut, writes
+# it as a GGUF under each of the 91 `tokenizer.ggml.pre` names llama.cpp knows, and compares
+# with llama.cpp's stored answers (`data/gguf/pre_types_llama_cpp.json`). It found that
+# DeepSeek's CJK and fullwidth classes take no spaces in llama.cpp, and that an empty match
+# (SuperBPE's digit-group lookahead) cuts. What still differs is documented: NFC before the
+# split of Qwen2-like models, and GPT-4o's and Tekken's case classes, which llama.cpp's regex
+# engine reads as "a letter that is not a-z" (so `é` counts as upper case there).
+
+# %%
+from labkit.algorithms.pretokenize import LLAMA_CPP_UNSERVED
+from labkit.conformance import pre_probe
+
+probe = pre_probe.load_reference()
+probe_rows = []
+for pre, entry in sorted(probe["names"].items()):
+    if pre in LLAMA_CPP_UNSERVED or "digests" not in entry:
+        continue
+    differ = pre_probe.differing_texts(pre, probe, workdir)
+    probe_rows.append((pre, len(probe["texts"]) - len(differ), sum(pre_probe.documented(pre, t) for t in differ),
+                       sum(not pre_probe.documented(pre, t) for t in differ)))
+probe_table = pd.DataFrame(probe_rows, columns=["pre", "equal", "documented", "other"]).set_index("pre")
+print(len(probe_table), "names served,", len(LLAMA_CPP_UNSERVED), "refused:", ", ".join(sorted(LLAMA_CPP_UNSERVED)))
+assert probe_table["other"].sum() == 0
+probe_table[probe_table["documented"] > 0]
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint that says which part is off. Worked answers:
@@ -405,6 +433,8 @@ check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
 #   `random_legacy` does the same for `vocab.json` + `merges.txt` and `vocab.txt`, and
 #   `random_gguf` compares GGUF files with llama.cpp's own stored answers: a GGUF is read as
 #   llama.cpp reads it, token types adjusted by spelling and added tokens found longest first.
+# - `pre_probe` measures every split name llama.cpp knows on a vocabulary whose merges cross
+#   every cut: 83 served with llama.cpp's ids but three documented choices, 8 refused with why.
 
 # %%
 import shutil
