@@ -486,6 +486,7 @@ def _usable_indices(path: Path, texts: list[str], send) -> None:
     import resource
 
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # the reference's panic messages are not ours to print
+    os.environ["RUST_BACKTRACE"] = "0"  # nor their backtraces, which cost tens of ms a panic in a kernel
     faulthandler.disable()  # pytest's handler writes to its own copy of stderr: an abort here is expected
     with open("/proc/self/statm") as handle:  # the child's present size, in pages
         size = int(handle.read().split()[0]) * resource.getpagesize()
