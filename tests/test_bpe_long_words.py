@@ -159,3 +159,22 @@ def test_chunks_whose_cuts_keep_failing_cost_at_most_a_few_passes_over_the_word(
     monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: merged_parts.append(end - start) or real(ids, start, end, *rest))
     assert bpe.bpe_rank_chunks(word, dict(table), lambda a, b: -1, chunk=64) == [14]
     assert sum(merged_parts) <= 3 * len(word)
+
+
+def test_score_ids_in_one_pass_equal_the_spans_on_toy_models():
+    """SpmBpeModel.encode_ids (merged symbols looked up in one pass, the spans loop only when
+    one is unknown) against encode_spans, on toy models with unknown characters, byte
+    fallback or not, a control and a user-defined piece, and an unknown piece spelled like a
+    character of the text (its id comes from a symbol, yet it is unknown: bytes or fused)."""
+    for seed in range(120):
+        rng = random.Random(seed)
+        pieces = sorted({"".join(rng.choice("abc") for _ in range(rng.randint(2, 4))) for _ in range(30)})
+        unknown = rng.choice(["<unk>", "u"])
+        pieces = [unknown, "a", "b", "c", "d", "e", *pieces, *(f"<0x{v:02X}>" for v in range(256))]
+        types = [2, 1, 1, 1, 3, 4] + [1] * (len(pieces) - 262) + [6] * 256
+        scores = [0.0] + [float(rng.randint(-6, 0)) for _ in pieces[1:]]
+        for byte_fallback in (False, True):
+            model = SpmBpeModel(pieces, scores, types, byte_fallback=byte_fallback)
+            for text in _words(rng, "abcabcabcdeuxé", 25, 90):
+                expected = [index for index, _, _ in model.encode_spans(text)]
+                assert model.encode_ids(text) == expected, (seed, byte_fallback, text)
