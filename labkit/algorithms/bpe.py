@@ -32,6 +32,7 @@ from itertools import chain, compress, repeat
 from operator import lshift, or_
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.merge_step import MergeStep
 from labkit.core import LabkitError
 
@@ -340,6 +341,8 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
 CHUNK_PARTS = 4096
 # a word of at least twice this many parts is merged in at least two chunks
 CHUNK_MIN_PARTS = 1024
+# the distinct chunks of one word remembered at a time
+CHUNK_MEMO_ENTRIES = 64
 # the window BPE runs on around a planned cut to find where a token will likely end
 _PROBE_PARTS = 16
 _NEVER = 1 << 62  # the rank at which a final part is merged away: never
@@ -389,7 +392,9 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
         else:  # no token starts between the last cut and here: plan the next one further on
             target += chunk
     cuts.append(n)
-    seen: dict[tuple, tuple | None] = {}  # a chunk's ids -> what merge_chunk made of them
+    # a chunk's ids -> what merge_chunk made of them (bounded: a word that does not repeat
+    # itself would otherwise keep a copy of all its ids)
+    seen: dict[tuple, tuple | None] = BoundedDict(CHUNK_MEMO_ENTRIES)
 
     def merged_chunk(start: int, end: int) -> tuple | None:
         key = tuple(ids[start:end])
