@@ -243,3 +243,47 @@ def test_a_planned_cut_with_no_token_start_after_the_last_one_moves_on():
     assert bpe.likely_token_end([0] * 200, 3, dict(table), lambda a, b: -1) == 0
     whole = bpe.bpe_rank_buckets([0] * 200, dict(table), lambda a, b: -1)
     assert bpe.bpe_rank_chunks([0] * 200, dict(table), lambda a, b: -1, chunk=3) == whole == [7, 6, 3]
+
+
+def test_byte_pairs_read_from_the_table_are_what_the_memo_says():
+    """The byte-level engine reads what each pair of neighbouring bytes makes from a table of
+    byte pairs (the bytes taken two at a time as 16-bit numbers, even then odd positions):
+    the same values as the pair memo, on a fresh engine (the table fills) and again (it is
+    read), for words of odd and even length over bytes that merge and bytes that do not."""
+    fresh = labkit.load("gpt2", engine="labkit")
+    rng = random.Random(21)
+    for word in _words(rng, "abcdefghijklmnopqrstuvwxyz0123456789éü日😀", 40, 300) + ["ab", "abc"]:
+        data = word.encode()
+        if len(data) < 2:
+            continue
+        start = [fresh._byte_ids[b] for b in data]
+        expected = [fresh._pair(a, b) for a, b in zip(start, start[1:])]
+        assert fresh._byte_pairs_make(data) == expected == fresh._byte_pairs_make(data), word
+    assert sum(value is not None for value in fresh._byte_pair_table) > 500
+
+
+def test_rank_chunks_given_the_first_pairs_equal_the_heap_on_shuffled_toy_ranks():
+    """bpe_rank_chunks / bpe_rank_buckets / merge_chunk / likely_token_end with ``made`` (what
+    the word's first pairs make, given by the caller) give what they give without it, and leave
+    the caller's list as it was."""
+    for seed in range(25):
+        rng = random.Random(seed)
+        ranks = _toy_rank_vocab(rng)
+        rank, pair = _toy_pair(ranks)
+        for word in _words(rng, "abc", 10, 300):
+            data = word.encode()
+            if len(data) < 2:
+                continue
+            start = [ranks[bytes([b])] for b in data]
+            made = [pair(a, b) for a, b in zip(start, start[1:])]
+            kept = list(made)
+            expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)]
+            assert bpe.bpe_rank_buckets(start, {}, pair, made) == expected, (seed, word)
+            for chunk in (3, 8, 40):
+                assert bpe.bpe_rank_chunks(start, {}, pair, chunk=chunk, made=made) == expected, (seed, word, chunk)
+            # a chunk and a probe window take their slice of it
+            a = rng.randrange(len(start) - 1)
+            b = rng.randrange(a + 1, len(start) + 1)
+            assert bpe.merge_chunk(start, a, b, {}, pair, made) == bpe.merge_chunk(start, a, b, {}, pair), (seed, word, a, b)
+            assert bpe.likely_token_end(start, a, {}, pair, made) == bpe.likely_token_end(start, a, {}, pair), (seed, word, a)
+            assert made == kept

@@ -198,7 +198,8 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
     return out
 
 
-def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int]) -> list[int] | None:
+def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                     made: list[int] | None = None) -> list[int] | None:
     """:func:`bpe_heap` over token ids for long words: the same merges, in buckets by rank.
 
     A long word has many pairs but few distinct ranks, so instead of one heap of every pair
@@ -214,7 +215,8 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     ``pair`` fills): ``(rank << 24) | new_id``, -1 for no merge, or -2 for a merge whose bytes
     are not a token (then this returns None and the caller runs :func:`bpe_heap` on bytes).
     ``made[i]`` is what the pair now starting at ``i`` makes: a queued position whose rank
-    has changed is stale and skipped.
+    has changed is stale and skipped. A caller that knows what the word's first pairs make
+    faster than the memo (byte-level BPE: from a table of byte pairs) may pass them as ``made``.
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_buckets
@@ -223,7 +225,7 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     """
     if len(ids) < 2:
         return list(ids)
-    sym = _merge_in_buckets(ids, known, pair)
+    sym = _merge_in_buckets(ids, known, pair, made=made)
     return None if sym is None else _left(sym)
 
 
@@ -233,18 +235,21 @@ def _left(sym: list[int]) -> list[int]:
 
 
 def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                      edges: list | None = None) -> list[int] | None:
+                      edges: list | None = None, made: list[int] | None = None) -> list[int] | None:
     """The loop of :func:`bpe_rank_buckets`: the parts once no pair merges, each at the
     position of its first byte, -1 at the positions merged into a part on their left; None
     when a merge's bytes are not a token. With ``edges`` (a list), each merge that changes
     the first or the last part is recorded there as ``(first?, last?, rank, new id)``, and
     None is returned as soon as a merge makes a pair of a lower rank than its own (what
-    :func:`bpe_rank_chunks` cannot cut)."""
+    :func:`bpe_rank_chunks` cannot cut). ``made``: what the pairs of ``ids`` make, if known."""
     n = len(ids)
     get = known.get
     sym = list(ids)
     # made[i]: what the pair now starting at i makes, (rank << 24) | new_id, or -1 (none / merged away)
-    made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
+    if made is None:
+        made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
+    else:
+        made = list(made)  # the caller's list stays as it was
     if None in made:
         made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
     if -2 in made:
@@ -349,7 +354,7 @@ _NEVER = 1 << 62  # the rank at which a final part is merged away: never
 
 
 def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                    chunk: int = CHUNK_PARTS) -> list[int] | None:
+                    made: list[int] | None = None, chunk: int = CHUNK_PARTS) -> list[int] | None:
     """:func:`bpe_rank_buckets` on a long word, chunk by chunk: the same ids, cut only where
     the merges provably never join the two sides.
 
@@ -367,7 +372,8 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
 
     Each cut is planned ``chunk`` parts after the one before, so a word that repeats itself
     repeats its chunks too: a chunk's merges depend on its ids alone, and one seen before in
-    the word is not merged again.
+    the word is not merged again. ``made``, if given, is what each pair of neighbours in
+    ``ids`` makes (see :func:`bpe_rank_buckets`).
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_chunks, bpe_rank_buckets
@@ -379,13 +385,13 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     n = len(ids)
     chunk = min(chunk, max(n // 2, CHUNK_MIN_PARTS))
     if n < 2 * chunk:
-        return bpe_rank_buckets(ids, known, pair)
+        return bpe_rank_buckets(ids, known, pair, made)
     cuts = [0]
     target = chunk
     while target < n - chunk // 2:
-        cut = likely_token_end(ids, target, known, pair)
+        cut = likely_token_end(ids, target, known, pair, made)
         if cut is None:  # a merge whose bytes are not a token, or an odd rank order, near here
-            return bpe_rank_buckets(ids, known, pair)
+            return bpe_rank_buckets(ids, known, pair, made)
         if cut > cuts[-1]:
             cuts.append(cut)
             target = cut + chunk
@@ -399,7 +405,7 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     def merged_chunk(start: int, end: int) -> tuple | None:
         key = tuple(ids[start:end])
         if key not in seen:
-            seen[key] = merge_chunk(ids, start, end, known, pair)
+            seen[key] = merge_chunk(ids, start, end, known, pair, made)
         return seen[key]
 
     done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
@@ -412,17 +418,18 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
             start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
             redone += end - start
             if redone > n:
-                return bpe_rank_buckets(ids, known, pair)
+                return bpe_rank_buckets(ids, known, pair, made)
             merged = merged_chunk(start, end)
         if merged is None:
-            return bpe_rank_buckets(ids, known, pair)
+            return bpe_rank_buckets(ids, known, pair, made)
         done.append((start, *merged))
     return list(chain.from_iterable(chunk_out[1] for chunk_out in done))  # in C: the chunks' ids joined
 
 
-def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
+def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] | None = None) -> int | None:
     """A position near ``target`` where BPE on a small window around it ends a token (None
     if a merge there makes a pair of a lower rank than its own, or bytes that are no token).
+    ``made``, if given: what each pair of neighbours in ``ids`` makes.
 
     Example (0+1 -> 2: every token is two parts long, so tokens end at even positions):
         >>> from labkit.algorithms.bpe import likely_token_end
@@ -430,7 +437,7 @@ def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
         40
     """
     lo, hi = max(0, target - _PROBE_PARTS), min(len(ids), target + _PROBE_PARTS)
-    sym = _merge_in_buckets(ids[lo:hi], known, pair, edges=[])
+    sym = _merge_in_buckets(ids[lo:hi], known, pair, [], None if made is None else made[lo:hi - 1])
     if sym is None:
         return None
     # where the window's tokens start (in C: the positions whose part was not merged away)
@@ -438,10 +445,11 @@ def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
     return min(starts, key=lambda k: abs(k - target))  # the first of two equally near
 
 
-def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | None:
+def merge_chunk(ids: list[int], start: int, end: int, known, pair, made: list[int] | None = None) -> tuple | None:
     """ids[start:end] merged: (ids out, parts at its start, parts at its end), each part as
     ``[id, rank it was made at, rank it is merged away at]`` (-1: there from the start; a
-    huge number: never merged away); None if it cannot be cut.
+    huge number: never merged away); None if it cannot be cut. ``made``, if given: what
+    each pair of neighbours in ``ids`` makes.
 
     Example (0+1 -> 2 at rank 0, 2+2 -> 3 at rank 1):
         >>> from labkit.algorithms.bpe import merge_chunk
@@ -450,7 +458,7 @@ def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | No
         ([3], [[0, -1], [2, 0], [3, 1]])
     """
     edges: list = []
-    sym = _merge_in_buckets(ids[start:end], known, pair, edges)
+    sym = _merge_in_buckets(ids[start:end], known, pair, edges, None if made is None else made[start:end - 1])
     if sym is None:
         return None
     out = _left(sym)
