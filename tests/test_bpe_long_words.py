@@ -159,3 +159,131 @@ def test_chunks_whose_cuts_keep_failing_cost_at_most_a_few_passes_over_the_word(
     monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: merged_parts.append(end - start) or real(ids, start, end, *rest))
     assert bpe.bpe_rank_chunks(word, dict(table), lambda a, b: -1, chunk=64) == [14]
     assert sum(merged_parts) <= 3 * len(word)
+
+
+def test_score_ids_in_one_pass_equal_the_spans_on_toy_models():
+    """SpmBpeModel.encode_ids (merged symbols looked up in one pass, the spans loop only when
+    one is unknown) against encode_spans, on toy models with unknown characters, byte
+    fallback or not, a control and a user-defined piece, and an unknown piece spelled like a
+    character of the text (its id comes from a symbol, yet it is unknown: bytes or fused)."""
+    for seed in range(120):
+        rng = random.Random(seed)
+        pieces = sorted({"".join(rng.choice("abc") for _ in range(rng.randint(2, 4))) for _ in range(30)})
+        unknown = rng.choice(["<unk>", "u"])
+        pieces = [unknown, "a", "b", "c", "d", "e", *pieces, *(f"<0x{v:02X}>" for v in range(256))]
+        types = [2, 1, 1, 1, 3, 4] + [1] * (len(pieces) - 262) + [6] * 256
+        scores = [0.0] + [float(rng.randint(-6, 0)) for _ in pieces[1:]]
+        for byte_fallback in (False, True):
+            model = SpmBpeModel(pieces, scores, types, byte_fallback=byte_fallback)
+            for text in _words(rng, "abcabcabcdeuxé", 25, 90):
+                expected = [index for index, _, _ in model.encode_spans(text)]
+                assert model.encode_ids(text) == expected, (seed, byte_fallback, text)
+
+
+def test_repeating_words_merge_each_distinct_chunk_once_with_the_same_ids(monkeypatch):
+    """A word that repeats a random unit, on random rank tables: its chunks repeat (each cut is
+    planned a chunk after the one before), each distinct chunk is merged once, and the ids are
+    still those of the heap on bytes."""
+    calls = []
+    real = bpe.merge_chunk
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: calls.append(end - start) or real(ids, start, end, *rest))
+    repeats = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        ranks = _toy_rank_vocab(rng)
+        rank, pair = _toy_pair(ranks)
+        unit = "".join(rng.choice("abc") for _ in range(rng.randint(1, 9)))
+        word = (unit * (900 // len(unit) + 1))[: rng.randint(500, 900)] + rng.choice(["", "a", "cab"])
+        data = word.encode()
+        start = [ranks[bytes([b])] for b in data]
+        expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)]
+        for chunk in (7, 20, 64):
+            calls.clear()
+            assert bpe.bpe_rank_chunks(start, {}, pair, chunk=chunk) == expected, (seed, word, chunk)
+            repeats += len(calls) < len(data) // chunk - 2  # fewer merges than chunks: some were seen
+    assert repeats > 30
+
+
+def test_a_word_from_twice_the_smallest_chunk_is_cut_at_least_once(gpt2, monkeypatch):
+    """Chunks are up to CHUNK_PARTS long, but a word of 2 * CHUNK_MIN_PARTS parts or more is
+    still merged in at least two (so the conformance suites' 3,000-5,000 byte words go through
+    the cuts), and one shorter is merged whole."""
+    calls = []
+    real = bpe.merge_chunk
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: calls.append(end - start) or real(ids, start, end, *rest))
+    rng = random.Random(12)
+    for length, merged_in in ((2 * bpe.CHUNK_MIN_PARTS - 1, 0), (2 * bpe.CHUNK_MIN_PARTS, 2), (3000, 2),
+                              (3 * bpe.CHUNK_PARTS, 3)):
+        word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(length))
+        start = [gpt2._byte_ids[b] for b in word.encode()]
+        calls.clear()
+        assert bpe.bpe_rank_chunks(start, gpt2._pairs, gpt2._pair) == bpe.bpe_rank_buckets(start, gpt2._pairs, gpt2._pair)
+        assert len(calls) == merged_in, (length, calls)
+
+
+def test_score_buckets_equal_the_heap_when_most_scores_are_equal():
+    """One or two distinct scores: a merge often makes pairs of its own rank on both sides, and
+    the left one (further left, so first for the heap) must merge before the right one."""
+    for seed in range(60):
+        rng = random.Random(seed)
+        pieces = sorted({"".join(rng.choice("ab") for _ in range(rng.randint(2, 6))) for _ in range(30)})
+        pieces = ["<unk>", "a", "b", *pieces]
+        scores = [0.0, -1.0, -1.0] + [float(rng.choice([-1, -1, -1, -2])) for _ in pieces[3:]]
+        model = SpmBpeModel(pieces, scores, [2] + [1] * (len(pieces) - 1))
+        for word in _words(rng, "ab", 20, 120):
+            assert model.merge_buckets(word) == model.merge(word), (seed, word)
+
+
+def test_a_planned_cut_with_no_token_start_after_the_last_one_moves_on():
+    """'a' * 200 where each power of two of 'a' is a token, in chunks of 3: the window around
+    the first planned cut (position 3) merges into 16 + 2 + 1 parts, so the token start nearest
+    to it is 0, the last cut; the next cut is planned a chunk further (planning the same one
+    again never ended)."""
+    table = {(k << 24) | k: (k << 24) | (k + 1) for k in range(20)}  # id k + k -> id k + 1 at rank k
+    assert bpe.likely_token_end([0] * 200, 3, dict(table), lambda a, b: -1) == 0
+    whole = bpe.bpe_rank_buckets([0] * 200, dict(table), lambda a, b: -1)
+    assert bpe.bpe_rank_chunks([0] * 200, dict(table), lambda a, b: -1, chunk=3) == whole == [7, 6, 3]
+
+
+def test_byte_pairs_read_from_the_table_are_what_the_memo_says():
+    """The byte-level engine reads what each pair of neighbouring bytes makes from a table of
+    byte pairs (the bytes taken two at a time as 16-bit numbers, even then odd positions):
+    the same values as the pair memo, on a fresh engine (the table fills) and again (it is
+    read), for words of odd and even length over bytes that merge and bytes that do not."""
+    fresh = labkit.load("gpt2", engine="labkit")
+    rng = random.Random(21)
+    for word in _words(rng, "abcdefghijklmnopqrstuvwxyz0123456789éü日😀", 40, 300) + ["ab", "abc"]:
+        data = word.encode()
+        if len(data) < 2:
+            continue
+        start = [fresh._byte_ids[b] for b in data]
+        expected = [fresh._pair(a, b) for a, b in zip(start, start[1:])]
+        assert fresh._byte_pairs_make(data) == expected == fresh._byte_pairs_make(data), word
+    assert sum(value is not None for value in fresh._byte_pair_table) > 500
+
+
+def test_rank_chunks_given_the_first_pairs_equal_the_heap_on_shuffled_toy_ranks():
+    """bpe_rank_chunks / bpe_rank_buckets / merge_chunk / likely_token_end with ``made`` (what
+    the word's first pairs make, given by the caller) give what they give without it, and leave
+    the caller's list as it was."""
+    for seed in range(25):
+        rng = random.Random(seed)
+        ranks = _toy_rank_vocab(rng)
+        rank, pair = _toy_pair(ranks)
+        for word in _words(rng, "abc", 10, 300):
+            data = word.encode()
+            if len(data) < 2:
+                continue
+            start = [ranks[bytes([b])] for b in data]
+            made = [pair(a, b) for a, b in zip(start, start[1:])]
+            kept = list(made)
+            expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)]
+            assert bpe.bpe_rank_buckets(start, {}, pair, made) == expected, (seed, word)
+            for chunk in (3, 8, 40):
+                assert bpe.bpe_rank_chunks(start, {}, pair, chunk=chunk, made=made) == expected, (seed, word, chunk)
+            # a chunk and a probe window take their slice of it
+            a = rng.randrange(len(start) - 1)
+            b = rng.randrange(a + 1, len(start) + 1)
+            assert bpe.merge_chunk(start, a, b, {}, pair, made) == bpe.merge_chunk(start, a, b, {}, pair), (seed, word, a, b)
+            assert bpe.likely_token_end(start, a, {}, pair, made) == bpe.likely_token_end(start, a, {}, pair), (seed, word, a)
+            assert made == kept

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, compress, repeat
 from operator import lshift, or_
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
+from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.merge_step import MergeStep
 from labkit.core import LabkitError
 
@@ -197,16 +198,16 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
     return out
 
 
-def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int]) -> list[int] | None:
+def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                     made: list[int] | None = None) -> list[int] | None:
     """:func:`bpe_heap` over token ids for long words: the same merges, in buckets by rank.
 
     A long word has many pairs but few distinct ranks, so instead of one heap of every pair
     this keeps one list of positions per rank and a small heap of the ranks. The lowest
     rank's positions merge left to right (a merge that makes another pair of the same rank,
     as SentencePiece's equal scores can, makes it left of every position still ahead, so it
-    goes next). A merge
-    that makes a pair of a *lower* rank stops the bucket so the lower rank goes first, exactly
-    as the one-heap loop would. Rank BPE (byte-level) and score BPE
+    goes next). A merge that makes a pair of a *lower* rank stops the bucket so the lower
+    rank goes first, exactly as the one-heap loop would. Rank BPE (byte-level) and score BPE
     (:meth:`~labkit.algorithms.spm_bpe.SpmBpeModel.merge_buckets`, rank = place of the score)
     both run this loop.
 
@@ -214,7 +215,8 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     ``pair`` fills): ``(rank << 24) | new_id``, -1 for no merge, or -2 for a merge whose bytes
     are not a token (then this returns None and the caller runs :func:`bpe_heap` on bytes).
     ``made[i]`` is what the pair now starting at ``i`` makes: a queued position whose rank
-    has changed is stale and skipped.
+    has changed is stale and skipped. A caller that knows what the word's first pairs make
+    faster than the memo (byte-level BPE: from a table of byte pairs) may pass them as ``made``.
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_buckets
@@ -223,32 +225,31 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     """
     if len(ids) < 2:
         return list(ids)
-    merged = _merge_in_buckets(ids, known, pair)
-    return None if merged is None else _in_order(*merged)
+    sym = _merge_in_buckets(ids, known, pair, made=made)
+    return None if sym is None else _left(sym)
 
 
-def _in_order(sym: list[int], nxt: list[int]) -> list[int]:
-    """The parts left by the bucket loop, following the links from position 0."""
-    out = []
-    k = 0
-    while k >= 0:
-        out.append(sym[k])
-        k = nxt[k]
-    return out
+def _left(sym: list[int]) -> list[int]:
+    """The parts left by the bucket loop, in order: those not merged away (-1)."""
+    return list(filter((0).__le__, sym))  # in C: keeps each part >= 0
 
 
 def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                      edges: list | None = None) -> tuple[list[int], list[int]] | None:
-    """The loop of :func:`bpe_rank_buckets`: the parts (``sym``) and their links (``nxt``,
-    from position 0) once no pair merges; None when a merge's bytes are not a token. With
-    ``edges`` (a list), each merge that changes the first or the last part is recorded there
-    as ``(first?, last?, rank, new id)``, and None is returned as soon as a merge makes a
-    pair of a lower rank than its own (what :func:`bpe_rank_chunks` cannot cut)."""
+                      edges: list | None = None, made: list[int] | None = None) -> list[int] | None:
+    """The loop of :func:`bpe_rank_buckets`: the parts once no pair merges, each at the
+    position of its first byte, -1 at the positions merged into a part on their left; None
+    when a merge's bytes are not a token. With ``edges`` (a list), each merge that changes
+    the first or the last part is recorded there as ``(first?, last?, rank, new id)``, and
+    None is returned as soon as a merge makes a pair of a lower rank than its own (what
+    :func:`bpe_rank_chunks` cannot cut). ``made``: what the pairs of ``ids`` make, if known."""
     n = len(ids)
     get = known.get
     sym = list(ids)
     # made[i]: what the pair now starting at i makes, (rank << 24) | new_id, or -1 (none / merged away)
-    made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
+    if made is None:
+        made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
+    else:
+        made = list(made)  # the caller's list stays as it was
     if None in made:
         made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
     if -2 in made:
@@ -272,31 +273,22 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
     while ranks:
         rank = ranks[0]
         positions = buckets[rank]
-        positions.sort()
-        # a pair of this rank made by a merge starts at or left of the merge, so before every
-        # queued position still ahead: it waits in `sooner` (a heap), which goes first
-        sooner: list[int] = []
-        ahead, end = 0, len(positions)
-        finished = True
-        while True:
-            if sooner:
-                i = pop(sooner)
-            elif ahead < end:
-                i = positions[ahead]
-                ahead += 1
-            else:
-                break
+        # the lowest position is popped from the end; a pair of this rank made by a merge starts
+        # at or left of the merge, so filed at the end it comes next (the list stays descending)
+        positions.sort(reverse=True)
+        while positions:
+            i = positions.pop()
             v = made[i]
             if v >> 24 != rank:
                 continue  # stale: the pair at i changed since it was queued (or merged away: -1)
             j = nxt[i]
             sym[i] = merged = v & 0xFFFFFF
-            made[j] = -1
+            sym[j] = made[j] = -1
             k = nxt[j]
             nxt[i] = k
             if edges is not None and (i == 0 or k < 0):
                 edges.append((i == 0, k < 0, rank, merged))
-            lowest = rank
+            lowest = rank  # the lowest rank of the two new pairs, if lower than this one
             # the two new pairs below are filed by the same inlined lines on purpose: a helper
             # call per merge costs more than the bucket work it would hold (the hot loop)
             if k >= 0:  # the new pair (merged, right neighbour) at i
@@ -308,65 +300,61 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
                 made[i] = v
                 if v >= 0:
                     r = v >> 24
-                    if r == rank:
-                        push(sooner, i)
+                    bucket = buckets.get(r)
+                    if bucket is None:
+                        buckets[r] = [i]
+                        push(ranks, r)
                     else:
-                        bucket = buckets.get(r)
-                        if bucket is None:
-                            buckets[r] = [i]
-                            push(ranks, r)
-                        else:
-                            bucket.append(i)
-                        if r < lowest:
-                            lowest = r
+                        bucket.append(i)
+                    if r < lowest:
+                        lowest = r
                 elif v == -2:
                     return None
             else:
                 made[i] = -1
             p = prv[i]
-            if p >= 0:  # the new pair (left neighbour, merged) at p
+            if p >= 0:  # the new pair (left neighbour, merged) at p, filed after the one at i > p
                 v = get((sym[p] << 24) | merged)
                 if v is None:
                     v = pair(sym[p], merged)
                 made[p] = v
                 if v >= 0:
                     r = v >> 24
-                    if r == rank:
-                        push(sooner, p)
+                    bucket = buckets.get(r)
+                    if bucket is None:
+                        buckets[r] = [p]
+                        push(ranks, r)
                     else:
-                        bucket = buckets.get(r)
-                        if bucket is None:
-                            buckets[r] = [p]
-                            push(ranks, r)
-                        else:
-                            bucket.append(p)
-                        if r < lowest:
-                            lowest = r
+                        bucket.append(p)
+                    if r < lowest:
+                        lowest = r
                 elif v == -2:
                     return None
             if lowest < rank:
                 if edges is not None:
                     return None
-                finished = False  # a lower rank appeared: it merges before the rest of this bucket
-                break
-        if finished:
+                break  # a lower rank appeared: it merges before the rest of this bucket, which waits
+        else:
             del buckets[rank]
             pop(ranks)
-        else:  # what is left of this bucket waits for the lower rank (an empty one is dropped later)
-            buckets[rank] = sooner + positions[ahead:]
-    return sym, nxt
+    return sym
 
 
 # a long word merges in chunks of about this many parts (a chunk's lists stay in the CPU's
-# caches; the whole word's do not, and per part it then costs twice as much)
-CHUNK_PARTS = 1024
+# caches, the whole word's do not; fewer, longer chunks cost less per part: fewer ranks to
+# visit per part, fewer cuts to place and check)
+CHUNK_PARTS = 4096
+# a word of at least twice this many parts is merged in at least two chunks
+CHUNK_MIN_PARTS = 1024
+# the distinct chunks of one word remembered at a time
+CHUNK_MEMO_ENTRIES = 64
 # the window BPE runs on around a planned cut to find where a token will likely end
-_PROBE_PARTS = 32
+_PROBE_PARTS = 16
 _NEVER = 1 << 62  # the rank at which a final part is merged away: never
 
 
 def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                    chunk: int = CHUNK_PARTS) -> list[int] | None:
+                    made: list[int] | None = None, chunk: int = CHUNK_PARTS) -> list[int] | None:
     """:func:`bpe_rank_buckets` on a long word, chunk by chunk: the same ids, cut only where
     the merges provably never join the two sides.
 
@@ -382,6 +370,11 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     undone (a word that merges into a few long tokens), the word is merged whole once the
     parts merged again pass its length, so the cost stays within a few passes over it.
 
+    Each cut is planned ``chunk`` parts after the one before, so a word that repeats itself
+    repeats its chunks too: a chunk's merges depend on its ids alone, and one seen before in
+    the word is not merged again. ``made``, if given, is what each pair of neighbours in
+    ``ids`` makes (see :func:`bpe_rank_buckets`).
+
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_chunks, bpe_rank_buckets
         >>> table = {(0 << 24) | 1: (0 << 24) | 2, (2 << 24) | 2: (1 << 24) | 3}  # 0+1 -> 2, 2+2 -> 3
@@ -390,37 +383,53 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
         True
     """
     n = len(ids)
+    chunk = min(chunk, max(n // 2, CHUNK_MIN_PARTS))
     if n < 2 * chunk:
-        return bpe_rank_buckets(ids, known, pair)
+        return bpe_rank_buckets(ids, known, pair, made)
     cuts = [0]
-    for target in range(chunk, n - chunk // 2, chunk):
-        cut = likely_token_end(ids, target, known, pair)
+    target = chunk
+    while target < n - chunk // 2:
+        cut = likely_token_end(ids, target, known, pair, made)
         if cut is None:  # a merge whose bytes are not a token, or an odd rank order, near here
-            return bpe_rank_buckets(ids, known, pair)
+            return bpe_rank_buckets(ids, known, pair, made)
         if cut > cuts[-1]:
             cuts.append(cut)
+            target = cut + chunk
+        else:  # no token starts between the last cut and here: plan the next one further on
+            target += chunk
     cuts.append(n)
+    # a chunk's ids -> what merge_chunk made of them (bounded: a word that does not repeat
+    # itself would otherwise keep a copy of all its ids)
+    seen: dict[tuple, tuple | None] = BoundedDict(CHUNK_MEMO_ENTRIES)
+
+    def merged_chunk(start: int, end: int) -> tuple | None:
+        key = tuple(ids[start:end])
+        if key not in seen:
+            seen[key] = merge_chunk(ids, start, end, known, pair, made)
+        return seen[key]
+
     done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
     # parts merged again after undone cuts: past the word's length, cuts keep failing (a word
     # that merges into a few long tokens) and merging it whole is cheaper than going on
     redone = 0
     for start, end in zip(cuts, cuts[1:]):
-        merged = merge_chunk(ids, start, end, known, pair)
+        merged = merged_chunk(start, end)
         while merged is not None and done and not cut_holds(done[-1][3], merged[1], known, pair):
             start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
             redone += end - start
             if redone > n:
-                return bpe_rank_buckets(ids, known, pair)
-            merged = merge_chunk(ids, start, end, known, pair)
+                return bpe_rank_buckets(ids, known, pair, made)
+            merged = merged_chunk(start, end)
         if merged is None:
-            return bpe_rank_buckets(ids, known, pair)
+            return bpe_rank_buckets(ids, known, pair, made)
         done.append((start, *merged))
-    return [token for chunk_out in done for token in chunk_out[1]]
+    return list(chain.from_iterable(chunk_out[1] for chunk_out in done))  # in C: the chunks' ids joined
 
 
-def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
+def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] | None = None) -> int | None:
     """A position near ``target`` where BPE on a small window around it ends a token (None
     if a merge there makes a pair of a lower rank than its own, or bytes that are no token).
+    ``made``, if given: what each pair of neighbours in ``ids`` makes.
 
     Example (0+1 -> 2: every token is two parts long, so tokens end at even positions):
         >>> from labkit.algorithms.bpe import likely_token_end
@@ -428,22 +437,19 @@ def likely_token_end(ids: list[int], target: int, known, pair) -> int | None:
         40
     """
     lo, hi = max(0, target - _PROBE_PARTS), min(len(ids), target + _PROBE_PARTS)
-    merged = _merge_in_buckets(ids[lo:hi], known, pair, edges=[])
-    if merged is None:
+    sym = _merge_in_buckets(ids[lo:hi], known, pair, [], None if made is None else made[lo:hi - 1])
+    if sym is None:
         return None
-    _, nxt = merged
-    best, k = lo, 0
-    while k >= 0:
-        if abs(lo + k - target) < abs(best - target):
-            best = lo + k
-        k = nxt[k]
-    return best
+    # where the window's tokens start (in C: the positions whose part was not merged away)
+    starts = compress(range(lo, hi), map((0).__le__, sym))
+    return min(starts, key=lambda k: abs(k - target))  # the first of two equally near
 
 
-def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | None:
+def merge_chunk(ids: list[int], start: int, end: int, known, pair, made: list[int] | None = None) -> tuple | None:
     """ids[start:end] merged: (ids out, parts at its start, parts at its end), each part as
     ``[id, rank it was made at, rank it is merged away at]`` (-1: there from the start; a
-    huge number: never merged away); None if it cannot be cut.
+    huge number: never merged away); None if it cannot be cut. ``made``, if given: what
+    each pair of neighbours in ``ids`` makes.
 
     Example (0+1 -> 2 at rank 0, 2+2 -> 3 at rank 1):
         >>> from labkit.algorithms.bpe import merge_chunk
@@ -452,10 +458,10 @@ def merge_chunk(ids: list[int], start: int, end: int, known, pair) -> tuple | No
         ([3], [[0, -1], [2, 0], [3, 1]])
     """
     edges: list = []
-    merged = _merge_in_buckets(ids[start:end], known, pair, edges)
-    if merged is None:
+    sym = _merge_in_buckets(ids[start:end], known, pair, edges, None if made is None else made[start:end - 1])
+    if sym is None:
         return None
-    out = _in_order(*merged)
+    out = _left(sym)
     first, last = [[ids[start], -1, _NEVER]], [[ids[end - 1], -1, _NEVER]]
     for is_first, is_last, rank, made in edges:
         for side, changed in ((first, is_first), (last, is_last)):

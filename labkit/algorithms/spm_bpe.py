@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from itertools import compress, count
+from itertools import compress, count, repeat
 from operator import add, not_
 from typing import Iterable, Sequence
 
@@ -236,16 +236,19 @@ class SpmBpeModel:
             >>> model.merge_naive("▁Hello")
             ['▁Hello']
         """
-        start_symbols = self.initial_symbols(text)
-        symbols = [s for s, _ in start_symbols]
-        frozen = [f for _, f in start_symbols] if self._user_by_first else None
+        if self._user_by_first:
+            start_symbols = self.initial_symbols(text)
+            symbols = [s for s, _ in start_symbols]
+            frozen = [f for _, f in start_symbols]
+        else:  # no user-defined pieces: one symbol per character, none frozen
+            symbols, frozen = list(text), None
         mergeable, scores, unused = self.mergeable, self.scores, self.unused
         # a pair's place among the distinct scores (0 = best); `nothing` for a pair that is no piece
         place, nothing = self._score_rank.get, len(self._score_rank) + 1
         halves: dict[str, tuple[str, str]] = {}
         step = 0
-        if frozen is None:
-            places = [place(a + b, nothing) for a, b in zip(symbols, symbols[1:])]
+        if frozen is None:  # in C: one pass of map over the pairs of neighbours
+            places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))
         else:
             places = [nothing if frozen[i] or frozen[i + 1] else place(symbols[i] + symbols[i + 1], nothing)
                       for i in range(len(symbols) - 1)]
@@ -468,6 +471,22 @@ class SpmBpeModel:
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused  # (unused halves: kept as the queue sees them)
         merge = self.merge_naive if short else self.merge_buckets
         return self.pieces_to_ids(merge(text))
+
+    def encode_ids(self, text: str) -> list[int]:
+        """Normalised text -> ids, as :meth:`encode` gives them, without building spans: each
+        merged symbol looked up in one pass (``pieces_to_ids`` only when one is unknown).
+
+        Example (llama-spm):
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.encode_ids("▁Hello▁world")
+            [15043, 3186]
+        """
+        short = len(text) <= SHORT_TEXT_CHARS and not self.unused
+        symbols = self.merge_naive(text) if short else self.merge_buckets(text)
+        ids = list(map(self.symbol_to_id.get, symbols))  # in C: one pass
+        if None in ids or self.unk_id in ids:  # unknowns fuse or fall back to bytes: the general loop
+            return [index for index, _, _ in self.pieces_to_ids(symbols)]
+        return ids
 
     def encode(self, text: str) -> list[int]:
         """Normalised text -> ids.

@@ -21,7 +21,9 @@ Example:
 """
 from __future__ import annotations
 
+import sys
 import unicodedata
+from array import array
 
 from labkit.algorithms.bpe import (
     MergeTrace,
@@ -151,6 +153,7 @@ class ByteLevelBPE(LabkitTokenizer):
         # long words merge over ids (bpe_rank_chunks); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
         self._pairs: dict[int, int] = {}  # bounded in _long_word_ids, before each word
+        self._byte_pair_table: list[int | None] | None = None  # _byte_pairs_make's, made on first use
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
@@ -227,7 +230,26 @@ class ByteLevelBPE(LabkitTokenizer):
             return None
         if len(self._pairs) > PAIR_MEMO_ENTRIES:
             self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
-        return bpe_rank_chunks(start, self._pairs, self._pair)
+        return bpe_rank_chunks(start, self._pairs, self._pair, self._byte_pairs_make(data))
+
+    def _byte_pairs_make(self, data: bytes) -> list[int]:
+        """What each pair of neighbouring bytes of ``data`` makes (packed as for
+        bpe_rank_chunks), read from a table of the 65,536 byte pairs filled as they occur."""
+        table = self._byte_pair_table
+        if table is None:
+            table = self._byte_pair_table = [None] * 65536
+        n = len(data)
+        made: list[int | None] = [None] * (n - 1)
+        # in C: the bytes read two at a time as 16-bit numbers (the machine's byte order, which
+        # indexes the table), the pairs starting at even positions, then those at odd ones
+        made[0::2] = map(table.__getitem__, array("H", data[: n & ~1]))
+        made[1::2] = map(table.__getitem__, array("H", data[1 : 1 + ((n - 1) & ~1)]))
+        if None in made:  # pairs not seen before: ask the memo once, then the table knows them
+            byte_ids = self._byte_ids
+            for i in [i for i, value in enumerate(made) if value is None]:
+                index = int.from_bytes(data[i : i + 2], sys.byteorder)
+                made[i] = table[index] = self._pair(byte_ids[data[i]], byte_ids[data[i + 1]])
+        return made
 
     def _as_llama_cpp(self, vocab: VocabData, added_ids: set[int], unspelled: list[int]) -> list[bytes]:
         """A GGUF read as llama.cpp reads it: BPE names each piece it leaves by looking its

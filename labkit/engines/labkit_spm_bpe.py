@@ -86,6 +86,7 @@ class SpmBpeTokenizer(LabkitTokenizer):
             # it fuses with the unknowns beside it into one <unk>, across any word cut
             self._chunk_re = None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
+        self._ids_cache: dict[str, list[int]] = BoundedDict()  # the pieces of long chunks, ids only
         self.decoder = SpmDecoder(
             vocab,
             style=decode_style,
@@ -106,6 +107,7 @@ class SpmBpeTokenizer(LabkitTokenizer):
             ['▁It', '▁was', '▁a', '▁f', 'ine', '▁day']
         """
         self._cache.clear()
+        self._ids_cache.clear()
 
     # -- encode -------------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
@@ -195,21 +197,22 @@ class SpmBpeTokenizer(LabkitTokenizer):
         return tuple(out)
 
     def _long_word_ids(self, word: str) -> list[int]:
-        """The ids of a long chunk, as :meth:`_long_word` makes them (no offsets made)."""
+        """The ids of a long chunk, as :meth:`_long_word` makes them (no offsets made): its
+        pieces through their own cache of ids (spans would cost a tuple per token)."""
         out: list[int] = []
-        extend, cache, encode = out.extend, self._cache, self.model.encode_spans
+        extend, cache, encode = out.extend, self._ids_cache, self.model.encode_ids
         lookup = self.model.piece_to_id.__getitem__
         for index, part in enumerate(self.model.isolated_runs(word)):
             if index % 2:
                 extend(map(lookup, part))
                 continue
             for piece in self.model.cut(part) if part else ():
-                spans = cache.get(piece)
-                if spans is None:
-                    spans = encode(piece)
+                ids = cache.get(piece)
+                if ids is None:
+                    ids = encode(piece)
                     if len(piece) <= CACHED_WORD_CHARS:
-                        cache[piece] = tuple(spans)
-                extend([s[0] for s in spans])
+                        cache[piece] = ids
+                extend(ids)
         return out
 
     def encode_ordinary(self, text: str) -> list[int]:

@@ -237,7 +237,7 @@ for n in (128, 512, 1024):
 # a megabyte. The heap is O(n log n), but as the word grows its lists no longer fit in the
 # CPU's caches and each merge costs more (the table at the end of this section measures the
 # whole-word loop against chunks). So the engine merges such a word in
-# chunks of about a thousand parts, and a cut between two chunks is kept only if it provably
+# chunks of a few thousand parts, and a cut between two chunks is kept only if it provably
 # changes nothing. Ranks are time: a part lives from the rank of the merge that made it to
 # the rank of the merge that takes it in. The parts facing each other across the cut are
 # joined in the whole word if their pair has a rank before one of them is gone; if no such
