@@ -170,7 +170,7 @@ def random_texts(drawn: DrawnFile, count: int = 40) -> list[str]:
     for _ in range(count):
         texts.append("".join(rng.choice(("", " ", "  ", "\n")) + rng.choice(words) for _ in range(rng.randint(1, 12))))
     letters = "".join(ch for ch in ALPHABETS[drawn.alphabet] if not ch.isspace()) or "ab"
-    for length in (300, 5_000):  # the longer crosses 2 * CHUNK_PARTS: merged in chunks
+    for length in (300, 5_000):  # the longer crosses 2 * CHUNK_MIN_PARTS: merged in chunks
         texts.append("".join(rng.choice(letters) for _ in range(length)))
         texts.append("".join(rng.choice("0123456789") for _ in range(length)))
         chunk = "".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
