@@ -161,3 +161,17 @@ def test_llama_spm_decodes_as_llama_cpp(ids_, want):
     keep, skip = want if isinstance(want, tuple) else (want, want)
     tok = labkit.load("llama-spm", engine="labkit")
     assert (tok.decode(ids_), tok.decode(ids_, skip_special_tokens=True)) == (keep, skip)
+
+
+def test_hf_refuses_a_file_tokenizers_would_tokenize_otherwise(tmp_path):
+    # llama.cpp gives [1] for '<s>' as text on this file; tokenizers' merges from the scores never make the control '<s>'
+    rows = [("<", -6.0, 1), ("s", -7.0, 1), ("<s", -8.0, 1), (">", -9.0, 1)]
+    path = rgs.write_file(rgs.DrawnSpmGguf(10, [t for t, _, _ in HEAD + rows], [s for _, s, _ in HEAD + rows],
+                                           [k for _, _, k in HEAD + rows], {"add_space_prefix": False}), tmp_path)
+    with pytest.raises(labkit.LabkitError, match="control token '<s>' is a merge result in llama.cpp"):
+        labkit.load(path, engine="hf")
+    assert labkit.load(path, engine="labkit").encode("<s>", parse_special=False).ids == [1]
+    # without byte tokens llama.cpp ends its process where tokenizers gives <unk>
+    with pytest.raises(labkit.LabkitError, match="no byte token '<0x00>'"):
+        labkit.load(rgs.write_file(rgs.DrawnSpmGguf(11, ["<unk>", "a"], [0.0, 0.0], [2, 1]), tmp_path), engine="hf")
+    assert labkit.load("llama-spm", engine="hf").engine == "hf"
