@@ -28,7 +28,7 @@ REFERENCE_ENGINES = {
 # model family -> labkit's own pure-Python engine for it
 LABKIT_ENGINES = {
     "bpe_byte": "labkit.engines.labkit_bpe_byte:build",
-    "spm_bpe": "labkit.engines.labkit_spm_bpe:build",
+    "spm_bpe": "labkit.engines.labkit_llama_spm:build",  # a GGUF as llama.cpp, a .model as sentencepiece
     "wordpiece": "labkit.engines.labkit_wordpiece:build",
     "unigram": "labkit.engines.labkit_unigram:build",
 }

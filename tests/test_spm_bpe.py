@@ -127,8 +127,10 @@ def test_botchan_hypothesis_matches_sentencepiece(botchan, botchan_sp, text, par
 
 
 @SETTINGS
-@given(ids=st.lists(st.integers(0, 31999), max_size=12), skip=st.booleans())
+@given(ids=st.lists(st.integers(259, 31999), max_size=12), skip=st.booleans())
 def test_llama_decode_random_ids_like_tokenizers(llama, llama_hf, ids, skip):
+    # a GGUF decodes as llama.cpp does (tests/test_llama_spm_gguf.py); tokenizers agrees on
+    # ordinary pieces, and differs on specials (their space), byte pieces (U+FFFD per byte)
     assert llama.decode(ids, skip_special_tokens=skip) == llama_hf.decode(ids, skip_special_tokens=skip)
 
 
@@ -146,13 +148,6 @@ def test_naive_loop_equals_priority_queue(llama, text):
     naive_trace, heap_trace = [], []
     assert model.merge_naive(normalized, naive_trace) == model.merge(normalized, heap_trace)
     assert naive_trace == heap_trace
-
-
-@SETTINGS
-@given(ids=st.lists(st.integers(3, 31999), max_size=10))
-def test_byte_pieces_decode_per_tokenizers_rule(llama, llama_hf, ids):
-    # runs of byte pieces: a valid run is its text, an invalid run one U+FFFD per byte
-    assert llama.decode(ids) == llama_hf.decode(ids)
 
 
 # ----------------------------------------------------------------------------- toy vocabularies
@@ -177,7 +172,8 @@ N = TOKEN_NORMAL
 
 
 def _pieces(vocab, text):
-    return labkit_spm_bpe.build(vocab).encode(text).tokens
+    # sentencepiece's loop (what a .model gets); build() gives a GGUF llama.cpp's (tests/test_llama_spm_gguf.py)
+    return labkit_spm_bpe.SpmBpeTokenizer(vocab).encode(text).tokens
 
 
 def _sp_pieces(vocab, text):
@@ -220,7 +216,7 @@ def test_unused_piece_is_split_back():
 
 def test_unknown_characters_fuse_without_byte_fallback():
     vocab = _toy([("a", -1, N), ("b", -2, N)])
-    tok = labkit_spm_bpe.build(vocab)
+    tok = labkit_spm_bpe.SpmBpeTokenizer(vocab)
     enc = tok.encode("axyb")
     assert enc.tokens == ["a", "<unk>", "b"]
     assert enc.offsets == [(0, 1), (1, 3), (3, 4)]
@@ -256,7 +252,8 @@ def test_dummy_prefix_after_special_token(llama, llama_hf):
 def test_bos_framing(llama):
     assert llama.encode("Hello", add_special_tokens=True).ids == [1, 15043]
     assert llama.decode([1, 15043]) == "<s> Hello"
-    assert llama.decode([1, 15043], skip_special_tokens=True) == "Hello"
+    # llama.cpp's answer: the hidden <s> takes the leading-space strip, so '▁Hello' keeps its space
+    assert llama.decode([1, 15043], skip_special_tokens=True) == " Hello"
 
 
 def test_emoji_byte_fallback_round_trip(llama):

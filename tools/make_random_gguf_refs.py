@@ -13,16 +13,28 @@ For each file: whether llama.cpp loads it (vocab only), the ids of ``llama_token
 and with parse_special (add_special off), and per id list the concatenated
 ``llama_token_to_piece`` with special on and off (a buffer large enough for any piece: the
 binding's own ``detokenize`` drops pieces over 32 bytes).
+
+A case with a ``family`` (``"spm"``: ``labkit.conformance.random_gguf_spm``, written with
+``--family spm --write``) is answered in a child process, because llama.cpp ends the process
+on some of those files' texts (a character with no token and no byte token: an uncaught C++
+exception); such an answer is stored as ``"abort"``. For each text: ``llama_tokenize`` without
+and with parse_special, each with add_special off and on; for each id list
+``llama_detokenize`` with unparse_special on and off (remove_special off):
+
+    .venv/bin/python -m labkit.conformance.random_gguf --family spm --seeds 0:120 --write /tmp/random-spm
+    /tmp/llv/bin/python tools/make_random_gguf_refs.py /tmp/random-spm/cases.json data/gguf/random_llama_cpp_spm.json
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
 import json
+import os
 import sys
 
-import llama_cpp
-from llama_cpp import Llama
+os.environ.setdefault("GGML_NO_BACKTRACE", "1")  # else each abort waits for gdb to print a backtrace
+import llama_cpp  # noqa: E402
+from llama_cpp import Llama  # noqa: E402
 
 LLAMA_CPP_COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"  # vendored by llama-cpp-python 0.3.36
 
@@ -62,10 +74,87 @@ def answers(case: dict) -> dict:
     return entry
 
 
+ABORT = "abort"  # llama.cpp ended the process on this input
+
+
+def detokenized(vocab, ids: list[int], unparse_special: bool) -> str:
+    """llama_detokenize (remove_special off) with a buffer large enough for the text."""
+    array = (llama_cpp.llama_token * max(len(ids), 1))(*ids)
+    size = 1 << 16
+    while True:
+        buffer = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_detokenize(vocab, array, len(ids), buffer, size, False, unparse_special)
+        if n >= 0:
+            return buffer.raw[:n].decode("utf-8", "replace")
+        size = -n + 1
+
+
+def _jobs(case: dict) -> list[tuple]:
+    return ([("tokenize", t, add, parse) for add in (False, True) for parse in (False, True) for t in case["texts"]]
+            + [("detokenize", ids, unparse) for unparse in (True, False) for ids in case["id_lists"]])
+
+
+def _child(case: dict, jobs: list[tuple], start: int, write_fd: int) -> None:
+    """Answer jobs[start:] one JSON line each; llama.cpp may end this process at any of them."""
+    out = os.fdopen(write_fd, "w", encoding="utf-8")
+    try:
+        llm = Llama(model_path=case["path"], vocab_only=True, verbose=False)
+    except ValueError as exc:
+        out.write(json.dumps({"refused": str(exc).replace(case["path"], "<file>")}) + "\n")
+        out.flush()
+        os._exit(0)
+    vocab = llama_cpp.llama_model_get_vocab(llm.model)
+    for job in jobs[start:]:
+        if job[0] == "tokenize":
+            _, text, add, parse = job
+            answer = " ".join(map(str, llm.tokenize(text.encode("utf-8"), add_bos=add, special=parse)))
+        else:
+            answer = compact(detokenized(vocab, job[1], job[2]))
+        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.flush()
+    os._exit(0)
+
+
+def family_answers(case: dict) -> dict:
+    """The answers for a family case, each job in a child process that llama.cpp may end."""
+    entry = {"seed": case["seed"], "sha256": case["sha256"], "inputs_sha256": case["inputs_sha256"]}
+    jobs, results = _jobs(case), []
+    while len(results) < len(jobs):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)  # llama.cpp's "terminate called ..." goes nowhere
+            _child(case, jobs, len(results), write_fd)
+        os.close(write_fd)
+        with os.fdopen(read_fd, encoding="utf-8") as lines:
+            for line in lines:
+                answer = json.loads(line)
+                if isinstance(answer, dict):
+                    entry["refused"] = answer["refused"]
+                    os.waitpid(pid, 0)
+                    return entry
+                results.append(answer)
+        os.waitpid(pid, 0)
+        if len(results) < len(jobs):
+            results.append(ABORT)  # the child died on this job
+    n = len(case["texts"])
+    plain, special, bos_plain, bos_special = (results[k * n:(k + 1) * n] for k in range(4))
+    keep, skip = results[4 * n:4 * n + len(case["id_lists"])], results[4 * n + len(case["id_lists"]):]
+    entry["plain"] = plain
+    entry["special"] = [s if s != p else None for s, p in zip(special, plain)]  # None: as without parse_special
+    entry["bos_plain"] = [b if b != p else None for b, p in zip(bos_plain, plain)]  # None: as with add_special off
+    entry["bos_special"] = [b if b != s else None for b, s in zip(bos_special, special)]
+    entry["keep"] = keep
+    entry["skip"] = [s if s != k else None for s, k in zip(skip, keep)]  # None: as with unparse_special on
+    return entry
+
+
 def main(cases_path: str, out_path: str) -> None:
     cases = json.load(open(cases_path, encoding="utf-8"))
     stored = {"llama_cpp_python": llama_cpp.__version__, "llama_cpp_commit": LLAMA_CPP_COMMIT,
-              "seeds": [answers(case) for case in cases]}
+              "seeds": [family_answers(case) if case.get("family") else answers(case) for case in cases]}
     with open(out_path, "w", encoding="utf-8") as handle:
         json.dump(stored, handle, ensure_ascii=False, separators=(",", ":"))
         handle.write("\n")

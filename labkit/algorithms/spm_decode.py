@@ -12,8 +12,8 @@ ids back into text, and they differ in small ways:
   denormaliser (trainer option ``denormalization_rule_tsv``) then normalises the whole text
   with its charsmap.
 * the ``tokenizers`` decoder chain labkit builds for these files (``Replace('▁', ' ')``,
-  ``ByteFallback``, ``Fuse``, ``Strip`` one space), the reference for GGUF and
-  tokenizer.json: pieces are read by their spelling (``<unk>`` stays ``<unk>``), a byte
+  ``ByteFallback``, ``Fuse``, ``Strip`` one space), the reference for tokenizer.json and a
+  t5 GGUF (a "llama" GGUF decodes as llama.cpp does: :mod:`labkit.algorithms.llama_spm`): pieces are read by their spelling (``<unk>`` stays ``<unk>``), a byte
   run that is not valid UTF-8 gives one U+FFFD per byte, and one space is stripped from the
   start (``▁ ▁ ▁a`` -> ``"  a"``).
 

@@ -21,7 +21,8 @@ rather than llama.cpp (NFC before the split of Qwen2-like models, ``'ſ`` under 
 see :mod:`labkit.algorithms.pretokenize`).
 
 From a shell: ``python -m labkit.conformance.random_gguf --seeds 0:150`` (against the stored
-answers; exit status 1 when an engine differs).
+answers; exit status 1 when an engine differs). ``--family spm`` runs the SentencePiece-style
+("llama") files of :mod:`labkit.conformance.random_gguf_spm` instead.
 
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf import draw_file
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import random
 import sys
@@ -52,6 +54,7 @@ from labkit.paths import data_path
 PRE_NAMES = tuple(sorted(set(LLAMA_CPP_PRE_NAMES) - set(NEWER_PRE_NAMES)))
 ENGINES = ("labkit", "hf")
 REFERENCE = "gguf/random_llama_cpp.json"
+SEEDS = range(0, 150)  # the seeds the stored answers cover
 # spellings real GGUFs hold, which llama.cpp's load-time rules look at
 POOL = tuple(dict.fromkeys([*SPELLINGS, *sorted(EOG_SPELLINGS), *(s for v in FIM_SPELLINGS.values() for s in v[:2]),
                             *sorted(HARMONY_USER_DEFINED), "<|plamo:eos|>", "<unused3>", "<mask>", "[MASK]", "<s>",
@@ -127,9 +130,9 @@ def texts_for(drawn: DrawnGguf, count: int = 20) -> list[str]:
             if "\u017f" not in t and not (nfc and unicodedata.normalize("NFC", t) != t)]
 
 
-def id_lists(drawn: DrawnGguf, count: int = 20) -> list[list[int]]:
+def id_lists(drawn, count: int = 20, salt: str = "") -> list[list[int]]:
     """Random id lists, then every id once in order (one list)."""
-    rng = random.Random(f"gguf-ids-{drawn.seed}")
+    rng = random.Random(f"gguf-{salt}ids-{drawn.seed}")
     n = len(drawn.tokens)
     return [[rng.randrange(n) for _ in range(rng.randint(1, 8))] for _ in range(count)] + [list(range(n))]
 
@@ -138,13 +141,36 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def case_of(seed: int, folder: Path) -> dict:
+# the byte-level files are this module's; the others' draws live in a module each
+FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm"}
+ABORT = "abort"  # what the answers file holds where llama.cpp ended its process
+
+
+def family_module(family: str):
+    """The module that draws, writes and texts the files of ``family`` (``"byte"``, ``"spm"``).
+
+    Example:
+        >>> from labkit.conformance.random_gguf import family_module
+        >>> family_module("spm").REFERENCE
+        'gguf/random_llama_cpp_spm.json'
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown GGUF family {family!r}; known: {', '.join(FAMILIES)}")
+    return importlib.import_module(FAMILIES[family])
+
+
+def case_of(seed: int, folder: Path, family: str = "byte") -> dict:
     """What the reference needs for one seed: the GGUF's path and digest, the texts, the id lists."""
-    drawn = draw_file(seed)
-    path = write_file(drawn, folder)
-    texts, lists = texts_for(drawn), id_lists(drawn)
-    return {"seed": seed, "path": str(path), "sha256": file_digest(path), "texts": texts, "id_lists": lists,
+    module = family_module(family)
+    drawn = module.draw_file(seed)
+    path = module.write_file(drawn, folder)
+    texts = module.texts_for(drawn)
+    lists = id_lists(drawn, salt="" if family == "byte" else f"{family}-")
+    case = {"seed": seed, "path": str(path), "sha256": file_digest(path), "texts": texts, "id_lists": lists,
             "inputs_sha256": hashlib.sha256(json.dumps([texts, lists]).encode()).hexdigest()}
+    if family != "byte":
+        case["family"] = family
+    return case
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -165,45 +191,74 @@ def compact(text: str) -> str:
     return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _encoded(tok, text: str, add: bool, parse: bool) -> str:
+    """The ids as the answers file joins them; ABORT where labkit refuses the text as llama.cpp
+    ends its process on it (a family case only)."""
+    import labkit
+
+    try:
+        return _joined(tok.encode(text, add_special_tokens=add, parse_special=parse).ids)
+    except labkit.LabkitError as exc:
+        # labkit refuses a text llama.cpp cannot tokenize (it ends its process); any other refusal differs
+        return ABORT if "llama.cpp" in str(exc) else f"error: {exc}"
+
+
 def engine_answers(tok, case: dict) -> dict:
     """What one labkit engine answers for a case, in the answers file's layout (None: the
-    same as the entry before it, with parse_special / with specials shown)."""
-    plain = [_joined(tok.encode(t, parse_special=False).ids) for t in case["texts"]]
-    special = [_joined(tok.encode(t, parse_special=True).ids) for t in case["texts"]]
+    same as the entry before it, with parse_special / with specials shown / without add_special)."""
+    texts = case["texts"]
+    plain = [_encoded(tok, t, False, False) for t in texts]
+    special = [_encoded(tok, t, False, True) for t in texts]
     keep = [compact(tok.decode(ids, skip_special_tokens=False)) for ids in case["id_lists"]]
     skip = [compact(tok.decode(ids, skip_special_tokens=True)) for ids in case["id_lists"]]
-    return {"plain": plain, "special": [s if s != p else None for s, p in zip(special, plain)],
-            "keep": keep, "skip": [s if s != k else None for s, k in zip(skip, keep)]}
+    out = {"plain": plain, "special": [s if s != p else None for s, p in zip(special, plain)],
+           "keep": keep, "skip": [s if s != k else None for s, k in zip(skip, keep)]}
+    if case.get("family"):
+        bos_plain = [_encoded(tok, t, True, False) for t in texts]
+        bos_special = [_encoded(tok, t, True, True) for t in texts]
+        out["bos_plain"] = [b if b != p else None for b, p in zip(bos_plain, plain)]
+        out["bos_special"] = [b if b != s else None for b, s in zip(bos_special, special)]
+    return out
+
+
+# mode -> (the mode a None in it stands for, what it holds); bos_* only in a family's answers
+MODES = {"plain": (None, "ids"), "special": ("plain", "ids"), "bos_plain": ("plain", "ids"),
+         "bos_special": ("special", "ids"), "keep": (None, "decode"), "skip": ("keep", "decode")}
+
+
+def _resolved(answers: dict, mode: str, index: int) -> str:
+    """One answer with its None ("as the mode it stands for") followed to the value."""
+    value = answers[mode][index]
+    return value if value is not None else _resolved(answers, MODES[mode][0], index)
 
 
 def first_difference(got: dict, want: dict, case: dict) -> str | None:
     """The first place an engine's answers differ from llama.cpp's, described; None if none."""
-    # None in a second entry means "as the first" (with parse_special / with specials hidden)
-    for mode, first, what in (("plain", "plain", "ids"), ("special", "plain", "ids"), ("keep", "keep", "decode"),
-                              ("skip", "keep", "decode")):
-        for index, (a, b) in enumerate(zip(got[mode], want[mode])):
-            a = a if a is not None else got[first][index]
-            b = b if b is not None else want[first][index]
+    for mode, (_, what) in MODES.items():
+        if mode not in want:
+            continue
+        for index in range(len(want[mode])):
+            a, b = _resolved(got, mode, index), _resolved(want, mode, index)
             if a != b:
                 where = case["texts"][index] if what == "ids" else case["id_lists"][index][:8]
                 return f"{mode} {what} of {where!r}: {a[:80]!r} where llama.cpp gives {b[:80]!r}"
     return None
 
 
-def load_reference(path: Path | None = None) -> dict[int, dict]:
+def load_reference(path: Path | None = None, family: str = "byte") -> dict[int, dict]:
     """The stored llama.cpp answers, by seed."""
-    stored = json.loads(Path(path or data_path(REFERENCE)).read_text(encoding="utf-8"))
+    stored = json.loads(Path(path or data_path(family_module(family).REFERENCE)).read_text(encoding="utf-8"))
     return {entry["seed"]: entry for entry in stored["seeds"]}
 
 
-def check_seed(seed: int, reference: dict, folder: Path, engines=ENGINES) -> dict[str, str]:
+def check_seed(seed: int, reference: dict, folder: Path, engines=ENGINES, family: str = "byte") -> dict[str, str]:
     """Per engine: "exact", "refused: why" or "differs: where" against llama.cpp's answers."""
     import labkit
 
-    case = case_of(seed, folder)
+    case = case_of(seed, folder, family)
     if (case["sha256"], case["inputs_sha256"]) != (reference["sha256"], reference["inputs_sha256"]):
         raise RuntimeError(f"seed {seed}: the drawn GGUF or its texts are not what llama.cpp read (the draw "
-                           f"changed); remake {REFERENCE} with tools/make_random_gguf_refs.py")
+                           f"changed); remake {family_module(family).REFERENCE} with tools/make_random_gguf_refs.py")
     out = {}
     for engine in engines:
         try:
@@ -219,18 +274,19 @@ def check_seed(seed: int, reference: dict, folder: Path, engines=ENGINES) -> dic
     return out
 
 
-def run_seeds(seeds, reference: dict[int, dict], engines=ENGINES, out=None) -> Counter:
+def run_seeds(seeds, reference: dict[int, dict], engines=ENGINES, out=None, family: str = "byte") -> Counter:
     """Check each seed against the stored answers, one line per seed; the totals."""
     totals: Counter = Counter()
     with tempfile.TemporaryDirectory() as folder:
         for seed in seeds:
             if seed not in reference:
                 continue
-            results = check_seed(seed, reference[seed], Path(folder), engines)
+            results = check_seed(seed, reference[seed], Path(folder), engines, family)
             for engine, result in results.items():
                 totals[engine, result.split(":", 1)[0]] += 1
             if out is not None:
-                print(seed, draw_file(seed).pre, results, file=out)
+                drawn = family_module(family).draw_file(seed)
+                print(seed, getattr(drawn, "pre", None) or getattr(drawn, "how", ""), results, file=out)
     return totals
 
 
@@ -238,20 +294,24 @@ def main(argv: list[str] | None = None) -> int:
     from labkit.conformance.runner import parse_seeds
 
     parser = argparse.ArgumentParser(prog="python -m labkit.conformance.random_gguf", description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", default="0:150", help="range start:stop (the stored answers cover 0:150)")
-    parser.add_argument("--reference", default=None, help=f"answers file (default data/{REFERENCE})")
+    parser.add_argument("--seeds", default=None, help="range start:stop (default: the seeds the stored answers cover, "
+                        "0:150 for byte, 0:120 for spm)")
+    parser.add_argument("--family", default="byte", choices=sorted(FAMILIES),
+                        help="byte: byte-level BPE (tokenizer.ggml.model gpt2); spm: SentencePiece-style (llama)")
+    parser.add_argument("--reference", default=None, help=f"answers file (default data/{REFERENCE} for byte)")
     parser.add_argument("--write", default=None, metavar="FOLDER",
                         help="instead: write the seeds' GGUFs and cases.json there, for tools/make_random_gguf_refs.py")
     args = parser.parse_args(argv)
-    seeds = parse_seeds(args.seeds)
+    module = family_module(args.family)
+    seeds = parse_seeds(args.seeds) if args.seeds else module.SEEDS
     if args.write:
         folder = Path(args.write)
         folder.mkdir(parents=True, exist_ok=True)
-        cases = [case_of(seed, folder) for seed in seeds]
+        cases = [case_of(seed, folder, args.family) for seed in seeds]
         (folder / "cases.json").write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
         print(f"wrote {len(cases)} GGUFs and cases.json to {folder}")
         return 0
-    totals = run_seeds(seeds, load_reference(args.reference), out=sys.stdout)
+    totals = run_seeds(seeds, load_reference(args.reference, args.family), out=sys.stdout, family=args.family)
     print(dict(sorted(totals.items())))
     return 1 if any(kind == "differs" for _, kind in totals) else 0
 

@@ -31,11 +31,12 @@ from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.algorithms.specials import longest_first_differs
 from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
-from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED, hole_ids
+from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_UNUSED, hole_ids
 from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.core import library_failure  # noqa: F401  (named here too: the hf engine's errors use it)
 
 SPIECE_UNDERLINE = "\u2581"
+TOKEN_TYPE_NAMES = {2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
 
 
 @contextlib.contextmanager
@@ -317,6 +318,10 @@ def build(vocab: VocabData) -> HFTokenizer:
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:
             differs = _byte_level_decode_differs(vocab)
+        otherwise = _llama_spm_encode_differs(vocab) if differs is None and vocab.model == MODEL_SPM_BPE else None
+        if otherwise is not None:
+            raise EngineUnavailable(f"{vocab.name}: tokenizers would tokenize this \"llama\" GGUF otherwise than "
+                                    f"llama.cpp ({otherwise}); engine='labkit' serves it as llama.cpp does")
         if differs is None and vocab.model == MODEL_UNIGRAM:
             unknown = [a.content for a in vocab.added_tokens if vocab.token_types[a.id] == TOKEN_UNKNOWN]
             if unknown:
@@ -343,6 +348,24 @@ def _byte_level_decode_differs(vocab: VocabData) -> str | None:
     for i in (i for i, token in enumerate(vocab.tokens) if not within(token)):  # few, and checked in C
         if i not in added and types[i] != TOKEN_CONTROL:
             return f"the token {vocab.tokens[i]!r} is outside the byte alphabet, which llama.cpp decodes to a marker"
+    return None
+
+
+def _llama_spm_encode_differs(vocab: VocabData) -> str | None:
+    """A reason tokenizers' BPE would tokenize this "llama" GGUF otherwise than llama.cpp, or None:
+    a byte without its ``<0xNN>`` byte token (llama.cpp then ends its process, tokenizers gives
+    ``<unk>``), or a token that is not normal yet two tokens join into it (llama.cpp merges into
+    any token, tokenizers' merges from the scores only into normal ones). Decoding still differs
+    where a run of byte tokens is not UTF-8 (tokenizers: one U+FFFD per byte) and after a hidden
+    leading special token (llama.cpp keeps the next token's space)."""
+    known = set(vocab.tokens)
+    for token, kind in zip(vocab.tokens, vocab.token_types):
+        if kind != TOKEN_NORMAL and any(token[:k] in known and token[k:] in known for k in range(1, len(token))):
+            return f"the {TOKEN_TYPE_NAMES.get(kind, kind)} token {token!r} is a merge result in llama.cpp"
+    byte_ids = {t: i for i, (t, kind) in enumerate(zip(vocab.tokens, vocab.token_types)) if kind == TOKEN_BYTE}
+    missing = [b for b in range(256) if f"<0x{b:02X}>" not in byte_ids]
+    if missing:
+        return f"no byte token '<0x{missing[0]:02X}>': a character without a token ends llama.cpp's process"
     return None
 
 

@@ -12,8 +12,9 @@ The pipeline for one stretch of ordinary text (added tokens are split off by the
    with a word cache: the result of a word never depends on its neighbours.
 3. Map normalised offsets back to the text's characters.
 
-Decoding follows the file's reference (:mod:`labkit.algorithms.spm_decode`): GGUF and
-tokenizer.json decode like ``tokenizers``, a SentencePiece ``.model`` like ``sentencepiece``.
+Decoding follows the file's reference (:mod:`labkit.algorithms.spm_decode`): a SentencePiece
+``.model`` decodes like ``sentencepiece``. A GGUF is served by the subclass
+:class:`labkit.engines.labkit_llama_spm.LlamaSpmTokenizer`, as llama.cpp serves it.
 Introduced in notebook ``03_bpe_sentencepiece``.
 
 Example:

@@ -304,7 +304,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     merges = _merges(kv, tokens, source)
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
-    specials = _specials(kv, tokens, family, source)
+    specials = _specials(kv, tokens, family, source, ggml_model)
     normalizer, options = _normalizer_and_options(kv, types, family, specials, source)
     pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
     if family == "bpe_byte" and pre_name is None:
@@ -398,14 +398,20 @@ def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] |
     return merges
 
 
-def _specials(kv: dict, tokens: list[str], family: str, source: str) -> SpecialTokens:
+# llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
+_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0}}
+
+
+def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model: str = "") -> SpecialTokens:
     """BOS/EOS/UNK/... ids (inside the vocabulary) and the add-BOS/EOS flags."""
     n = len(tokens)
+    defaults = _DEFAULT_IDS.get(ggml_model, {})
 
     def special_id(key: str) -> int | None:
         value = _get(kv, key, int, source)
         if value is None:
-            return None
+            default = defaults.get(key)
+            return default if default is not None and default < n else None
         if not 0 <= value < n:
             raise FormatError(f"{source}: {key!r} = {value} is outside the vocabulary (0..{n - 1})")
         return value
@@ -471,6 +477,8 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
     if family in ("spm_bpe", "unigram"):
         normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, True))
         normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, family == "unigram"))
+        if family == "spm_bpe":  # llama.cpp's "llama" tokenizer reads neither key (nor a charsmap)
+            normalizer["remove_extra_whitespaces"] = False
         normalizer["escape_whitespaces"] = True
         normalizer["treat_whitespace_as_suffix"] = False
         options["byte_fallback"] = any(t == TOKEN_BYTE for t in types)
@@ -478,7 +486,7 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
         if charsmap and any(isinstance(b, bool) or not isinstance(b, int) or not -128 <= b <= 255 for b in charsmap):
             raise FormatError(f"{source}: {TK.PRECOMPILED_CHARSMAP!r} must be an array of bytes (int8 or uint8)")
         # llama.cpp writes the charsmap as int8: map -128..-1 back to 128..255
-        normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap else None
+        normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap and family == "unigram" else None
     if family == "wordpiece":
         normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
         options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",

@@ -1,0 +1,208 @@
+"""llama.cpp's SentencePiece-style tokenizer (``tokenizer.ggml.model = "llama"``), as its loop runs.
+
+llama.cpp does not run sentencepiece. For a "llama" GGUF it spells every space ``▁`` and runs
+one score-BPE loop over each stretch of text (``llm_tokenizer_spm_session`` in
+``src/llama-vocab.cpp``), which differs from sentencepiece's in what it looks up:
+
+* every token is a merge result, whatever its type: control, unused, user-defined and byte
+  tokens too (``<s>`` is made from ``<s`` + ``>`` where both are tokens);
+* the pair whose joined spelling is a token of highest score merges first, the leftmost on a
+  tie (float32 scores compared as stored);
+* a symbol left over is looked up among all tokens; a character no token spells becomes one
+  token per UTF-8 byte, found by the spelling ``<0xNN>`` whatever its type, else by the byte
+  as a one-character token; with neither, llama.cpp throws and its process ends. There is no
+  ``<unk>``.
+
+Decoding (``token_to_piece`` / ``llama_detokenize``) is here too: see :func:`piece_bytes`.
+Read at llama.cpp commit 0c1e5709 (llama-cpp-python 0.3.36) and measured against it
+(:mod:`labkit.conformance.random_gguf_spm`). Introduced in notebook ``03_bpe_sentencepiece``.
+
+Example:
+    >>> from labkit.algorithms.llama_spm import LlamaSpm
+    >>> LlamaSpm(["a", "b", "ab", "<0x63>"], [0.0, 0.0, -1.0, 0.0]).encode("abc")
+    [2, 3]
+"""
+from __future__ import annotations
+
+import heapq
+import struct
+from typing import Sequence
+
+from labkit.core import LabkitError
+
+SPACE = "\u2581"
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to float32, as llama.cpp holds a score.
+
+    Example:
+        >>> float32(0.1) == 0.1
+        False
+    """
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+class LlamaSpm:
+    """llama.cpp's SPM merge loop over a GGUF's tokens and scores (see the module docstring).
+
+    Example:
+        >>> spm = LlamaSpm(["▁", "h", "i", "▁h", "hi"], [0, 0, 0, -2, -1])
+        >>> [spm.tokens[i] for i in spm.encode("▁hi")]  # 'hi' outscores '▁h'
+        ['▁', 'hi']
+    """
+
+    def __init__(self, tokens: Sequence[str], scores: Sequence[float] | None):
+        self.tokens = list(tokens)
+        self.token_to_id = {token: index for index, token in enumerate(self.tokens)}
+        self.scores = [float32(s) for s in scores] if scores is not None else [0.0] * len(self.tokens)
+        # byte -> its token: '<0xNN>' whatever its type, else the byte itself as a token (llama.cpp's byte_to_token)
+        self.byte_ids: list[int | None] = [
+            self.token_to_id.get(f"<0x{b:02X}>", self.token_to_id.get(chr(b)) if b < 0x80 else None)
+            for b in range(256)]
+        # every two characters side by side in some token: only those can ever be joined
+        self._joinable = frozenset(t[k:k + 2] for t in self.tokens for k in range(len(t) - 1))
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of one stretch of text whose spaces are already ``▁``.
+
+        Raises LabkitError where llama.cpp ends its process (a character with no token and a
+        byte with no token).
+
+        Example:
+            >>> LlamaSpm(["x", "<0x79>"], [0, 0]).encode("xy")
+            [0, 1]
+        """
+        return [token for token, _, _ in self.encode_spans(text)]
+
+    def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) per token, character offsets into ``text`` (a byte token spans its character).
+
+        Example:
+            >>> LlamaSpm(["a", "<0xC3>", "<0xA9>"], [0, 0, 0]).encode_spans("aé")
+            [(0, 0, 1), (1, 1, 2), (2, 1, 2)]
+        """
+        out: list[tuple[int, int, int]] = []
+        start = 0
+        for piece in self._merged(text):
+            end = start + len(piece)
+            token = self.token_to_id.get(piece)
+            if token is not None:
+                out.append((token, start, end))
+            else:  # one character no token spells: its bytes
+                for byte in piece.encode("utf-8"):
+                    token = self.byte_ids[byte]
+                    if token is None:
+                        raise LabkitError(
+                            f"llama.cpp cannot tokenize {piece!r}: no token spells it, nor its byte 0x{byte:02X} "
+                            f"(as '<0x{byte:02X}>' or itself); llama.cpp's tokenizer throws there and its process ends")
+                    out.append((token, start, end))
+            start = end
+        return out
+
+    def _merged(self, text: str) -> list[str]:
+        """The symbols left when no two neighbours join into a token (llama.cpp's work queue)."""
+        n = len(text)
+        if n < 2:
+            return [text] if text else []
+        symbols = list(text)
+        nxt = list(range(1, n + 1))
+        prv = list(range(-1, n - 1))
+        nxt[-1] = -1
+        lookup, scores, joinable = self.token_to_id.get, self.scores, self._joinable
+        heap: list[tuple[float, int, int, int]] = []
+
+        def add_pair(left: int, right: int) -> None:
+            joined = symbols[left] + symbols[right]
+            token = lookup(joined)
+            if token is not None:
+                # highest score first, then leftmost; the length tells a stale entry (llama.cpp's check)
+                heap.append((-scores[token], left, right, len(joined)))
+
+        for i in range(n - 1):
+            if text[i:i + 2] in joinable:
+                add_pair(i, i + 1)
+        heapq.heapify(heap)
+        push, pop = heapq.heappush, heapq.heappop
+        while heap:
+            _, left, right, size = pop(heap)
+            a, b = symbols[left], symbols[right]
+            if not a or not b or len(a) + len(b) != size:
+                continue
+            symbols[left], symbols[right] = a + b, ""
+            after = nxt[right]
+            nxt[left] = after
+            if after >= 0:
+                prv[after] = left
+            for x, y in ((prv[left], left), (left, after)):
+                if x >= 0 and y >= 0:
+                    joined = symbols[x] + symbols[y]
+                    token = lookup(joined)
+                    if token is not None:
+                        push(heap, (-scores[token], x, y, len(joined)))
+        return [s for s in symbols if s]
+
+
+# GGUF token types (sentencepiece's numbering) as llama.cpp's token_to_piece reads them
+_UNKNOWN, _CONTROL, _USER_DEFINED, _BYTE = 2, 3, 4, 6
+
+
+def byte_of(token: str) -> int:
+    """The byte a BYTE-typed token stands for, as llama.cpp reads it: ``strtol`` of its 4th and
+    5th characters in base 16 (``<0x41>`` -> 0x41; a token spelled otherwise gives what strtol
+    makes of those two characters, 0 if nothing).
+
+    Example:
+        >>> byte_of("<0x41>"), byte_of("<0xZZ>"), byte_of("<0x7")
+        (65, 0, 7)
+    """
+    part = token.encode("utf-8")[3:5].lstrip(b" \t\n\v\f\r")
+    sign = -1 if part[:1] == b"-" else 1
+    part = part[1:] if part[:1] in (b"-", b"+") else part
+    digits = b""
+    for ch in part:
+        if chr(ch) not in "0123456789abcdefABCDEF":
+            break
+        digits += bytes([ch])
+    return (sign * int(digits, 16)) & 0xFF if digits else 0
+
+
+def piece_bytes(token: str, kind: int, special: bool) -> bytes:
+    """What llama.cpp's ``token_to_piece`` gives for one token of a "llama" (or "t5") vocabulary:
+    control and unknown tokens their text only with ``special`` (else nothing), user-defined
+    ones their text, normal ones their text with ``▁`` as a space, byte tokens their byte,
+    anything else (unused) nothing.
+
+    Example:
+        >>> piece_bytes("▁hi", 1, False), piece_bytes("<s>", 3, False), piece_bytes("<0x0A>", 6, False)
+        (b' hi', b'', b'\\n')
+    """
+    if kind in (_UNKNOWN, _CONTROL):
+        return token.encode("utf-8") if special else b""
+    if kind == _USER_DEFINED:
+        return token.encode("utf-8")
+    if kind == 1:
+        return token.replace(SPACE, " ").encode("utf-8")
+    if kind == _BYTE:
+        return bytes([byte_of(token)])
+    return b""
+
+
+def detokenize(ids: Sequence[int], tokens: Sequence[str], kinds: Sequence[int], *, special: bool,
+               strip_first_space: bool) -> str:
+    """llama.cpp's ``llama_detokenize`` (remove_special off) for a "llama" vocabulary: the pieces
+    joined, one leading space taken from the first token's piece when the file adds a space
+    prefix (even if that piece is empty: the next keeps its space), the bytes read as UTF-8
+    with each bad sequence one U+FFFD (as Python's ``errors="replace"`` reads llama.cpp's bytes).
+
+    Example:
+        >>> detokenize([0, 1], ["<s>", "▁hi"], [3, 1], special=False, strip_first_space=True)
+        ' hi'
+    """
+    out = bytearray()
+    for position, token in enumerate(ids):
+        piece = piece_bytes(tokens[token], kinds[token], special)
+        if position == 0 and strip_first_space and piece[:1] == b" ":
+            piece = piece[1:]
+        out += piece
+    return out.decode("utf-8", "replace")
