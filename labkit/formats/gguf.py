@@ -302,6 +302,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     attributes = llama_cpp_attributes(kv, tokens, types, ggml_model, source)  # by the file's own spellings
     stored_types, types = types, _types_from(attributes, types)
     merges = _merges(kv, tokens, source)
+    spellings = tokens  # as the file spells them: llama.cpp matches these
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
     specials = _specials(kv, tokens, family, source, ggml_model)
@@ -311,6 +312,8 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         pre_name = "default"
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
+    if family == "wordpiece":
+        options["gguf_spellings"] = spellings  # llama.cpp matches the phantom-space spellings
     vocab = VocabData(
         source=source,
         format="gguf",
@@ -324,7 +327,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer=normalizer,
         options=options,
         specials=specials,
-        added_tokens=_added_tokens(tokens, stored_types, attributes),
+        added_tokens=_added_tokens(spellings, stored_types, attributes),  # llama.cpp matches the stored spellings
         chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
         metadata=metadata,
     )
@@ -399,7 +402,8 @@ def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] |
 
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
-_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0}}
+_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
+                "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103}}
 
 
 def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model: str = "") -> SpecialTokens:
@@ -421,9 +425,8 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         ("sep", TK.SEP_ID), ("mask", TK.MASK_ID), ("eot", TK.EOT_ID), ("eom", TK.EOM_ID),
     )}
     if family == "wordpiece":
-        ids["cls"] = special_id("tokenizer.ggml.cls_token_id")
-        if ids["cls"] is None and ids["bos"] is not None:
-            ids["cls"] = ids["bos"]  # llama.cpp stores [CLS] as BOS for BERT
+        # llama.cpp frames a bert text with its BOS id (the cls_token_id key it does not read)
+        ids["cls"] = ids["bos"]
     eos_ids = tuple(dict.fromkeys(i for i in (ids["eos"], ids["eot"], ids["eom"]) if i is not None))
     add_bos_default = family == "spm_bpe"
     named = ("bos", "eos", "unk", "pad", "sep", "mask", "cls")
@@ -488,7 +491,10 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
         # llama.cpp writes the charsmap as int8: map -128..-1 back to 128..255
         normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap and family == "unigram" else None
     if family == "wordpiece":
-        normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
+        # llama.cpp's keys: lowercase (default on), strip_accents (default: as lowercase)
+        lowercase = bool(_get(kv, "tokenizer.ggml.normalizer.lowercase", bool, source, True))
+        strip_accents = bool(_get(kv, "tokenizer.ggml.normalizer.strip_accents", bool, source, lowercase))
+        normalizer.update(lowercase=lowercase, strip_accents=strip_accents, clean_text=True, handle_chinese_chars=True)
         options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",
                        unk_token=specials.unk or "[UNK]")
     return normalizer, options
