@@ -108,6 +108,17 @@ class LlamaWpmTokenizer(WordPieceTokenizer):
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         return detokenize(ids, self.spellings, self.vocab.token_types, special=not skip_special_tokens)
 
+    @staticmethod
+    def unsettled_tail(text: str) -> bool:
+        """Whether the next token can still rewrite the end of ``text`` (llama.cpp's clean_spaces drops
+        a space before ``?!.,`` and around a lone ``'``, and before ``'s 'm 're 've``): a stream holds it.
+
+        Example:
+            >>> LlamaWpmTokenizer.unsettled_tail("it '"), LlamaWpmTokenizer.unsettled_tail("it's")
+            (True, False)
+        """
+        return text.endswith((" ", " '", " 'r", " 'v"))
+
 
 def build(vocab: VocabData):
     """labkit's WordPiece engine: a GGUF as llama.cpp runs it (:class:`LlamaWpmTokenizer`), any
