@@ -314,6 +314,9 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     metadata["ggml_model"] = ggml_model
     if family == "wordpiece":
         options["gguf_spellings"] = spellings  # llama.cpp matches the phantom-space spellings
+    if family == "unigram":
+        # llama.cpp builds its t5 lattice from the stored types, before its load-time rules retype tokens
+        options["lattice_token_types"] = list(stored_types)
     vocab = VocabData(
         source=source,
         format="gguf",
@@ -403,7 +406,8 @@ def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] |
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
 _DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
-                "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103}}
+                "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
+                "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0}}
 
 
 def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model: str = "") -> SpecialTokens:
@@ -435,7 +439,8 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         **{f"{name}_id": i for name, i in ids.items() if name in named},
         eos_ids=eos_ids,
         add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family != "wordpiece",
-        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, False)) and family != "wordpiece",
+        # llama.cpp: a t5 model adds EOS unless the file says otherwise
+        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family != "wordpiece",
         add_cls_sep=family == "wordpiece",
     )
     if family != "wordpiece":
@@ -478,13 +483,16 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
     normalizer: dict[str, Any] = {}
     options: dict[str, Any] = {}
     if family in ("spm_bpe", "unigram"):
-        normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, True))
-        normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, family == "unigram"))
+        # llama.cpp: on for a llama model, off for t5, unless the file says otherwise
+        normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, family == "spm_bpe"))
+        # llama.cpp reads the key, off when absent
+        normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, False))
         if family == "spm_bpe":  # llama.cpp's "llama" tokenizer reads neither key (nor a charsmap)
             normalizer["remove_extra_whitespaces"] = False
         normalizer["escape_whitespaces"] = True
         normalizer["treat_whitespace_as_suffix"] = False
-        options["byte_fallback"] = any(t == TOKEN_BYTE for t in types)
+        # llama.cpp's t5 (Unigram) has no byte fallback: an unknown character is the unknown id
+        options["byte_fallback"] = family == "spm_bpe" and any(t == TOKEN_BYTE for t in types)
         charsmap = _get(kv, TK.PRECOMPILED_CHARSMAP, list, source)
         if charsmap and any(isinstance(b, bool) or not isinstance(b, int) or not -128 <= b <= 255 for b in charsmap):
             raise FormatError(f"{source}: {TK.PRECOMPILED_CHARSMAP!r} must be an array of bytes (int8 or uint8)")
