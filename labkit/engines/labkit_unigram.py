@@ -7,7 +7,8 @@ them verbatim and the lattice gives them a bonus); for a GGUF vocabulary
 user-defined pieces split off before the model like other added tokens). Control tokens are
 matched in the text when ``parse_special=True``, as for every labkit engine. Decoding is
 :mod:`labkit.algorithms.spm_decode`, shared with the SentencePiece BPE engine: a ``.model``
-decodes like sentencepiece, GGUF and tokenizer.json like the ``tokenizers`` chain.
+decodes like sentencepiece, tokenizer.json like the ``tokenizers`` chain, a GGUF as llama.cpp's
+``llama_detokenize`` (:func:`labkit.algorithms.llama_spm.detokenize`).
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
 Example:
