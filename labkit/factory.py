@@ -29,7 +29,7 @@ REFERENCE_ENGINES = {
 LABKIT_ENGINES = {
     "bpe_byte": "labkit.engines.labkit_bpe_byte:build",
     "spm_bpe": "labkit.engines.labkit_llama_spm:build",  # a GGUF as llama.cpp, a .model as sentencepiece
-    "wordpiece": "labkit.engines.labkit_wordpiece:build",
+    "wordpiece": "labkit.engines.labkit_llama_wpm:build",  # a GGUF as llama.cpp, other files as tokenizers
     "unigram": "labkit.engines.labkit_unigram:build",
 }
 # a tokenizer.json pipeline no family engine serves, run component by component

@@ -87,6 +87,9 @@ def gguf_file(tmp_path, name, charsmap) -> str:
         ("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, len(vocab.scores)) + struct.pack(f"<{len(vocab.scores)}f", *vocab.scores)),
         ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, len(vocab.token_types)) + struct.pack(f"<{len(vocab.token_types)}i", *vocab.token_types)),
         ("tokenizer.ggml.unknown_token_id", 4, struct.pack("<I", 0)),
+        # the botchan model's own flags, as a converter writes them (llama.cpp: off when absent)
+        ("tokenizer.ggml.add_space_prefix", 7, struct.pack("<?", True)),
+        ("tokenizer.ggml.remove_extra_whitespaces", 7, struct.pack("<?", True)),
         ("tokenizer.ggml.precompiled_charsmap", 9, struct.pack("<IQ", 0, len(charsmap)) + charsmap),
     ]
     out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, 0, len(items)))

@@ -31,6 +31,12 @@ def chunks(stream, ids):
     return [c for c in out if c is not None]
 
 
+# llama.cpp's clean_spaces (the bert-bge GGUF's decoder, labkit's reference for a GGUF) turns " ' s"
+# into "'s" once the 's' arrives: the text shrinks behind what the textbook loop has already emitted
+# (it loses the 's'); DecodeStream holds such an end (the tokenizer's unsettled_tail) and stays exact
+LOOKS_BACK = {("bert-bge", "labkit")}
+
+
 @pytest.mark.parametrize("name,engine", PAIRS)
 def test_simple_decode_stream_gives_decode_streams_chunks(name, engine):
     tok = tokenizer(name, engine)
@@ -39,7 +45,11 @@ def test_simple_decode_stream_gives_decode_streams_chunks(name, engine):
         prompt, rest = ids[: len(ids) // 3], ids[len(ids) // 3:]
         simple = chunks(SimpleDecodeStream(tok, prompt), rest)
         fast = chunks(DecodeStream(tok, prompt), rest)
-        assert "".join(simple) == "".join(fast) == tok.decode(ids)[len(tok.decode(prompt)):]
+        whole = tok.decode(ids)[len(tok.decode(prompt)):]
+        if (name, engine) in LOOKS_BACK and "'" in line:
+            assert "".join(fast) == whole
+            continue
+        assert "".join(simple) == "".join(fast) == whole
         if not run_sensitive_byte_ids(tok):  # else DecodeStream holds a <0xNN> run until it ends
             assert simple == fast, line
 

@@ -20,14 +20,20 @@ BERT_VECTORS = load_vectors("bert-bge")
 NAMES = ("bert-bge", "minilm")
 
 
+def bert_pipeline(name: str) -> labkit.Tokenizer:
+    """labkit's BERT pipeline (what a vocab.txt or tokenizer.json gets) over ``name``'s vocabulary:
+    labkit.load gives the bert-bge GGUF llama.cpp's WordPiece instead (tests/test_conformance_random_gguf_wpm.py)."""
+    return labkit_wordpiece.WordPieceTokenizer(labkit.load(name, engine="hf").vocab)
+
+
 @pytest.fixture(scope="module", params=NAMES)
 def pair(request):
-    return labkit.load(request.param, engine="labkit"), labkit.load(request.param, engine="hf")
+    return bert_pipeline(request.param), labkit.load(request.param, engine="hf")
 
 
 @pytest.fixture(scope="module")
 def bge():
-    return labkit.load("bert-bge", engine="labkit")
+    return bert_pipeline("bert-bge")
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,9 @@ see :mod:`labkit.algorithms.pretokenize`).
 
 From a shell: ``python -m labkit.conformance.random_gguf --seeds 0:150`` (against the stored
 answers; exit status 1 when an engine differs). ``--family spm`` runs the SentencePiece-style
-("llama") files of :mod:`labkit.conformance.random_gguf_spm` instead.
+("llama") files of :mod:`labkit.conformance.random_gguf_spm` instead, ``--family wpm`` the
+WordPiece ("bert") files of :mod:`labkit.conformance.random_gguf_wpm`, ``--family ugm`` the
+Unigram ("t5") files of :mod:`labkit.conformance.random_gguf_ugm`.
 
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf import draw_file
@@ -142,7 +144,8 @@ def file_digest(path: Path) -> str:
 
 
 # the byte-level files are this module's; the others' draws live in a module each
-FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm"}
+FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm", "wpm": "labkit.conformance.random_gguf_wpm",
+            "ugm": "labkit.conformance.random_gguf_ugm"}
 ABORT = "abort"  # what the answers file holds where llama.cpp ended its process
 
 
@@ -295,9 +298,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m labkit.conformance.random_gguf", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default=None, help="range start:stop (default: the seeds the stored answers cover, "
-                        "0:150 for byte, 0:120 for spm)")
+                        "0:150 for byte, 0:120 for spm, 0:100 for wpm, 0:80 for ugm)")
     parser.add_argument("--family", default="byte", choices=sorted(FAMILIES),
-                        help="byte: byte-level BPE (tokenizer.ggml.model gpt2); spm: SentencePiece-style (llama)")
+                        help="byte: byte-level BPE (tokenizer.ggml.model gpt2); spm: SentencePiece-style (llama); "
+                        "wpm: WordPiece (bert); ugm: Unigram (t5)")
     parser.add_argument("--reference", default=None, help=f"answers file (default data/{REFERENCE} for byte)")
     parser.add_argument("--write", default=None, metavar="FOLDER",
                         help="instead: write the seeds' GGUFs and cases.json there, for tools/make_random_gguf_refs.py")

@@ -151,6 +151,10 @@ def frame(vocab: VocabData, ids: list[int], offsets: list[tuple[int, int]], text
     Introduced in notebook ``07_special_tokens_chat_templates``.
     """
     sp = vocab.specials
+    if vocab.format == "gguf" and ((sp.add_bos and sp.bos_id is None) or (sp.add_eos and sp.eos_id is None)):
+        # llama.cpp asserts it has the id it is told to add, and its process ends
+        raise LabkitError(f"{vocab.name}: add_special_tokens needs a {'BOS' if sp.add_bos and sp.bos_id is None else 'EOS'} "
+                          "id, which this GGUF lacks (llama.cpp ends its process there)")
     if sp.add_cls_sep:
         if sp.cls_id is None or sp.sep_id is None:
             raise LabkitError(f"{vocab.name}: add_special_tokens needs [CLS] and [SEP] ids, which this vocab lacks")

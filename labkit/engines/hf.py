@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import threading
@@ -314,6 +315,10 @@ def build(vocab: VocabData) -> HFTokenizer:
         raise EngineUnavailable(MODEL_FILE_REFUSAL.format(name=vocab.name))
     if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
         raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf" and vocab.model == MODEL_WORDPIECE:
+        # tokenizers holds the vocab.txt spellings; llama.cpp's added tokens are the file's phantom-space ones
+        vocab = dataclasses.replace(vocab, added_tokens=[dataclasses.replace(a, content=vocab.tokens[a.id])
+                                                         for a in vocab.added_tokens])
     if vocab.format == "gguf":
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:

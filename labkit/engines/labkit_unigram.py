@@ -7,7 +7,8 @@ them verbatim and the lattice gives them a bonus); for a GGUF vocabulary
 user-defined pieces split off before the model like other added tokens). Control tokens are
 matched in the text when ``parse_special=True``, as for every labkit engine. Decoding is
 :mod:`labkit.algorithms.spm_decode`, shared with the SentencePiece BPE engine: a ``.model``
-decodes like sentencepiece, GGUF and tokenizer.json like the ``tokenizers`` chain.
+decodes like sentencepiece, tokenizer.json like the ``tokenizers`` chain, a GGUF as llama.cpp's
+``llama_detokenize`` (:func:`labkit.algorithms.llama_spm.detokenize`).
 Introduced in notebook ``05_unigram_trie_viterbi``.
 
 Example:
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
+from labkit.algorithms.llama_spm import detokenize as llama_detokenize
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.algorithms.spm_offsets import sentencepiece_offsets
@@ -28,6 +30,7 @@ from labkit.algorithms.unigram_words import WordCache
 from labkit.core import (
     MODEL_UNIGRAM,
     TOKEN_UNKNOWN,
+    TOKEN_USER_DEFINED,
     EngineUnavailable,
     LabkitError,
     VocabData,
@@ -60,7 +63,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         self.model = UnigramModel(
             vocab.tokens,
             vocab.scores,
-            vocab.token_types,
+            vocab.options.get("lattice_token_types", vocab.token_types),
             unk_id=vocab.specials.unk_id,
             sentencepiece=self.sentencepiece_semantics,
             byte_fallback=bool(vocab.options.get("byte_fallback", False)),
@@ -194,6 +197,9 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
 
     # -- decoding ---------------------------------------------------------------
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
+        if not self.sentencepiece_semantics:  # a GGUF decodes as llama.cpp's llama_detokenize
+            return llama_detokenize(ids, self.vocab.tokens, self.vocab.token_types, special=not skip_special_tokens,
+                                    strip_first_space=self.normalizer.add_dummy_prefix)
         return self.decoder.decode(ids, skip_special_tokens)
 
 
@@ -213,4 +219,14 @@ def build(vocab: VocabData) -> LabkitUnigramTokenizer:
         raise EngineUnavailable(f"{vocab.name}: a Unigram vocabulary needs one score per token")
     if not any(kind == TOKEN_UNKNOWN for kind in vocab.token_types) and vocab.specials.unk_id is None:
         raise EngineUnavailable(f"{vocab.name}: a Unigram vocabulary needs an unknown token")
+    user = [t for t, kind in zip(vocab.tokens, vocab.options.get("lattice_token_types", ())) if kind == TOKEN_USER_DEFINED]
+    # llama.cpp's user-defined trie answers with the longest *path* it can walk, a whole token or
+    # not, and its normaliser copies that many bytes as they are: text that begins like a
+    # user-defined token skips the charsmap, and a first byte shared with another character splits
+    # that character apart. Without a charsmap and with ASCII tokens the copy changes nothing
+    unsafe = [t for t in user if not t.isascii() or vocab.normalizer.get("charsmap")]
+    if vocab.format == "gguf" and unsafe:
+        raise LabkitError(f"{vocab.name}: llama.cpp's t5 normaliser copies text that begins like the user-defined "
+                          f"token {unsafe[0]!r} byte for byte (a partial trie match), which labkit does not reproduce "
+                          "with a charsmap or a non-ASCII token")
     return LabkitUnigramTokenizer(vocab)

@@ -302,6 +302,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     attributes = llama_cpp_attributes(kv, tokens, types, ggml_model, source)  # by the file's own spellings
     stored_types, types = types, _types_from(attributes, types)
     merges = _merges(kv, tokens, source)
+    spellings = tokens  # as the file spells them: llama.cpp matches these
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
     specials = _specials(kv, tokens, family, source, ggml_model)
@@ -311,6 +312,11 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         pre_name = "default"
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
+    if family == "wordpiece":
+        options["gguf_spellings"] = spellings  # llama.cpp matches the phantom-space spellings
+    if family == "unigram":
+        # llama.cpp builds its t5 lattice from the stored types, before its load-time rules retype tokens
+        options["lattice_token_types"] = list(stored_types)
     vocab = VocabData(
         source=source,
         format="gguf",
@@ -324,7 +330,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         normalizer=normalizer,
         options=options,
         specials=specials,
-        added_tokens=_added_tokens(tokens, stored_types, attributes),
+        added_tokens=_added_tokens(spellings, stored_types, attributes),  # llama.cpp matches the stored spellings
         chat_template=_get(kv, TK.CHAT_TEMPLATE, str, source, None),  # checks the key's type
         metadata=metadata,
     )
@@ -399,7 +405,9 @@ def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] |
 
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
-_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0}}
+_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
+                "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
+                "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0}}
 
 
 def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model: str = "") -> SpecialTokens:
@@ -421,9 +429,8 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         ("sep", TK.SEP_ID), ("mask", TK.MASK_ID), ("eot", TK.EOT_ID), ("eom", TK.EOM_ID),
     )}
     if family == "wordpiece":
-        ids["cls"] = special_id("tokenizer.ggml.cls_token_id")
-        if ids["cls"] is None and ids["bos"] is not None:
-            ids["cls"] = ids["bos"]  # llama.cpp stores [CLS] as BOS for BERT
+        # llama.cpp frames a bert text with its BOS id (the cls_token_id key it does not read)
+        ids["cls"] = ids["bos"]
     eos_ids = tuple(dict.fromkeys(i for i in (ids["eos"], ids["eot"], ids["eom"]) if i is not None))
     add_bos_default = family == "spm_bpe"
     named = ("bos", "eos", "unk", "pad", "sep", "mask", "cls")
@@ -432,7 +439,8 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         **{f"{name}_id": i for name, i in ids.items() if name in named},
         eos_ids=eos_ids,
         add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family != "wordpiece",
-        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, False)) and family != "wordpiece",
+        # llama.cpp: a t5 model adds EOS unless the file says otherwise
+        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family != "wordpiece",
         add_cls_sep=family == "wordpiece",
     )
     if family != "wordpiece":
@@ -475,20 +483,26 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
     normalizer: dict[str, Any] = {}
     options: dict[str, Any] = {}
     if family in ("spm_bpe", "unigram"):
-        normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, True))
-        normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, family == "unigram"))
+        # llama.cpp: on for a llama model, off for t5, unless the file says otherwise
+        normalizer["add_dummy_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, family == "spm_bpe"))
+        # llama.cpp reads the key, off when absent
+        normalizer["remove_extra_whitespaces"] = bool(_get(kv, TK.REMOVE_EXTRA_WS, bool, source, False))
         if family == "spm_bpe":  # llama.cpp's "llama" tokenizer reads neither key (nor a charsmap)
             normalizer["remove_extra_whitespaces"] = False
         normalizer["escape_whitespaces"] = True
         normalizer["treat_whitespace_as_suffix"] = False
-        options["byte_fallback"] = any(t == TOKEN_BYTE for t in types)
+        # llama.cpp's t5 (Unigram) has no byte fallback: an unknown character is the unknown id
+        options["byte_fallback"] = family == "spm_bpe" and any(t == TOKEN_BYTE for t in types)
         charsmap = _get(kv, TK.PRECOMPILED_CHARSMAP, list, source)
         if charsmap and any(isinstance(b, bool) or not isinstance(b, int) or not -128 <= b <= 255 for b in charsmap):
             raise FormatError(f"{source}: {TK.PRECOMPILED_CHARSMAP!r} must be an array of bytes (int8 or uint8)")
         # llama.cpp writes the charsmap as int8: map -128..-1 back to 128..255
         normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap and family == "unigram" else None
     if family == "wordpiece":
-        normalizer.update(lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True)
+        # llama.cpp's keys: lowercase (default on), strip_accents (default: as lowercase)
+        lowercase = bool(_get(kv, "tokenizer.ggml.normalizer.lowercase", bool, source, True))
+        strip_accents = bool(_get(kv, "tokenizer.ggml.normalizer.strip_accents", bool, source, lowercase))
+        normalizer.update(lowercase=lowercase, strip_accents=strip_accents, clean_text=True, handle_chinese_chars=True)
         options.update(max_input_chars_per_word=100, continuing_subword_prefix="##",
                        unk_token=specials.unk or "[UNK]")
     return normalizer, options

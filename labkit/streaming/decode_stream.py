@@ -372,7 +372,10 @@ class DecodeStream:
         # decodes of short windows, shared by every stream over this tokenizer (a pure function)
         self._memo, self._alone = shared_memos(tok, self.skip_special_tokens)
         self._byte_ids = run_sensitive_byte_ids(tok)
-        self._concat = is_concatenative(tok) and not self._byte_ids
+        # a decoder that can still rewrite the end of its text when the next token comes (llama.cpp's
+        # clean_spaces on a bert GGUF) says how: such an end is held, not emitted
+        self._unsettled = getattr(tok, "unsettled_tail", None)
+        self._concat = is_concatenative(tok) and not self._byte_ids and self._unsettled is None
         self._vocab_size = tok.vocab_size
         self.max_window = 0  # the widest window a step has had to decode (its work)
         # only ids[prefix_offset:] are kept; offsets below are relative to that window
@@ -422,7 +425,8 @@ class DecodeStream:
         if text is None:
             text = self._decode(ids)
         prefix_len = len(self._prefix_text)
-        if len(text) > prefix_len and text[-1] != REPLACEMENT and not self._open_run:
+        if (len(text) > prefix_len and text[-1] != REPLACEMENT and not self._open_run
+                and not (self._unsettled is not None and self._unsettled(text))):
             # emit; the window now starts where this chunk's ids start
             start = self._read
             prefix = memo.get(tuple(ids[start:])) if len(ids) - start <= 3 else None

@@ -109,6 +109,9 @@ class WindowDiffDecoder:
         row = {"id": token_id, "window": list(self._ids[start:]), "window_text": window_text} if self.record else None
         if window_text.endswith(REPLACEMENT) or (self._byte_ids and self._run_open(n)):
             return self._hold(row, "window text ends in U+FFFD: wait", window_text)
+        unsettled = getattr(self.tok, "unsettled_tail", None)  # llama.cpp's clean_spaces on a bert GGUF
+        if self.fallback and unsettled is not None and unsettled(window_text):
+            return self._hold(row, "the next id may still rewrite the end of this text: wait", window_text)
         if self.fallback and held_before:
             # diff against the text where the last chunk ended, with k ids of context before it
             ctx = self._clean_start(max(self._floor, self._read - self.k))

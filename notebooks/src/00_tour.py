@@ -268,8 +268,9 @@ for name in NAMES:
             b = ref.encode(text, parse_special=parse_special)
             assert (a.ids, a.tokens) == (b.ids, b.tokens), (name, text)
             same_ids += 1
-        # sentencepiece spells an unknown piece " ⁇ " when decoding: compare texts without one
-        if ref.special_tokens.unk_id not in a.ids or ref.engine != "sentencepiece":
+        # sentencepiece spells an unknown piece " ⁇ " when decoding: compare texts without one;
+        # the bert-bge GGUF decodes as llama.cpp (its reference) does, not as tokenizers (notebook 04)
+        if name != "bert-bge" and (ref.special_tokens.unk_id not in a.ids or ref.engine != "sentencepiece"):
             assert ours.decode(a.ids) == ref.decode(a.ids), (name, text)
             same_decode += 1
     report.append({"name": name, "engine": ours.engine, "compared with": ref.engine,
@@ -278,7 +279,10 @@ pd.DataFrame(report).set_index("name")
 
 # %% [markdown]
 # Every row above passed its `assert`: for each file, the default engine and the reference
-# library produced the same ids and tokens for every encoding counted in the table.
+# library produced the same ids and tokens for every encoding counted in the table. One
+# exception on decoding: bert-bge is a GGUF, whose reference is llama.cpp, and llama.cpp
+# decodes WordPiece its own way (the first word keeps its space), so its decodes are not
+# compared with `tokenizers` here (notebook 04 shows the difference).
 
 # %% [markdown]
 # ## Try it

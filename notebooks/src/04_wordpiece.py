@@ -19,7 +19,8 @@ print(labkit.__version__)
 #    `un ##aff ##able` in one vocabulary and `una ##ffa ##ble` in BERT's.
 # 4. Know the limits: `[UNK]` for whole words, emoji, scripts the vocabulary lacks, and what
 #    accent stripping does to Hindi and Korean.
-# 5. Check labkit against `tokenizers` on every shipped vector (GGUF and tokenizer.json).
+# 5. Check labkit against `tokenizers` on every shipped vector (tokenizer.json), and see how
+#    llama.cpp reads the same vocabulary from a GGUF.
 
 # %% [markdown]
 # ## 1. The basic tokenizer, step by step
@@ -115,10 +116,12 @@ plt.show()
 # ### Why BERT's own vocabulary says `una ##ffa ##ble`
 #
 # Greedy longest match is not morphology. The real uncased vocabulary has `una` (but not
-# `unaf`...), so the first piece is `una`, and the rest must start at `ffable`:
+# `unaf`...), so the first piece is `una`, and the rest must start at `ffable`. (The
+# vocabulary here is all-MiniLM-L6-v2's `tokenizer.json`, BERT's uncased vocabulary with
+# BERT's pipeline; the same vocabulary as a llama.cpp GGUF, `bert-bge`, comes in section 4.)
 
 # %%
-bert = labkit.load("bert-bge")
+bert = labkit.load("minilm")
 model = bert.model
 prefixes = [p for p in ("u", "un", "una", "unaf", "unaff", "unaffa", "unaffab", "unaffabl", "unaffable") if p in model.vocab]
 print("prefixes of 'unaffable' in the vocabulary:", prefixes)
@@ -214,7 +217,7 @@ token_spans(bert, "I ❤ NY, 안녕")
 # %%
 text = "Héllo World! It's unaffable, isn't it?"
 enc = bert.encode(text)
-ref = labkit.load("bert-bge", engine="hf")
+ref = labkit.load("minilm", engine="hf")
 print(enc.tokens)
 print(repr(bert.decode(enc.ids)))
 assert bert.decode(enc.ids) == ref.decode(enc.ids) == "hello world! it ' s unaffable, isn ' t it?"
@@ -222,12 +225,32 @@ print(repr(bert.decode(bert.encode(text, add_special_tokens=True).ids)))
 assert bert.decode(bert.encode(text, add_special_tokens=True).ids, skip_special_tokens=True) == bert.decode(enc.ids)
 
 # %% [markdown]
+# ### The same vocabulary in llama.cpp
+#
+# `bert-bge` is BERT's uncased vocabulary in a GGUF, and a GGUF's reference is llama.cpp,
+# which has a WordPiece of its own (`labkit.algorithms.llama_wpm`): its own Unicode tables,
+# an "NFD" that keeps only the *first* code point of a decomposition (a Hangul syllable
+# becomes its first jamo), no 100-character limit, and a decoder that keeps the first word's
+# space and joins `' s` and `n ' t`. labkit serves the GGUF that way; on the 46 llama.cpp
+# vectors the ids are the same as `tokenizers`' (section 5), elsewhere they can differ:
+
+# %%
+gguf = labkit.load("bert-bge")
+gguf_rows = {label: gguf.encode(sample) for label, sample in [("decode", text), ("Korean", "안녕하세요"), ("long word", "x" * 101)]}
+print(repr(gguf.decode(gguf_rows["decode"].ids)), gguf_rows["Korean"].tokens, len(gguf_rows["long word"].ids))
+# llama.cpp's own answers (llama-cpp-python 0.3.36) for these texts
+assert gguf_rows["decode"].ids == enc.ids and gguf.decode(enc.ids) == " hello world! it's unaffable, isn't it?"
+assert gguf.decode(gguf_rows["Korean"].ids) == " ᄋᄂᄒᄉᄋ" and len(gguf_rows["long word"].ids) == 51
+
+# %% [markdown]
 # ## 5. Exactness against tokenizers
 #
-# The 46 llama.cpp vectors for bge-small (made with HF `tokenizers`) through labkit on the
-# GGUF file and on all-MiniLM-L6-v2's `tokenizer.json` (the same vocabulary; padding and
-# truncation off), against the `tokenizers` engine: ids, offsets, `[CLS] ... [SEP]` framing
-# and decode.
+# The 46 llama.cpp vectors for bge-small (made with HF `tokenizers`) through labkit on
+# all-MiniLM-L6-v2's `tokenizer.json` (padding and truncation off) and on the GGUF of the
+# same vocabulary, against the `tokenizers` engine: ids, offsets, `[CLS] ... [SEP]` framing
+# and decode. The GGUF decodes as llama.cpp does, so its decodes differ from `tokenizers`'
+# (the test suite checks them against llama.cpp's own answers), and so do its offsets where
+# llama.cpp's normalisation drops characters.
 
 # %%
 from labkit.vectors import load_vectors
@@ -240,7 +263,8 @@ for name in ("bert-bge", "minilm"):
     framed = sum(mine.encode(t, add_special_tokens=True).ids == theirs.encode(t, add_special_tokens=True).ids for t, _ in vectors)
     decoded = sum(mine.decode(ids) == theirs.decode(ids) for _, ids in vectors)
     print(f"{name:9} ids {ok}/{len(vectors)}  offsets {offsets}/{len(vectors)}  framed {framed}/{len(vectors)}  decode {decoded}/{len(vectors)}")
-    assert ok == offsets == framed == decoded == len(vectors)
+    assert ok == framed == len(vectors)
+    assert offsets == decoded == len(vectors) or name == "bert-bge"
 
 # %% [markdown]
 # ## 6. Speed
@@ -299,5 +323,6 @@ check_bert_tokens("Tokenization!", answer_3)
 # * Greedy is not morphology (`una ##ffa ##ble`), and the uncased pipeline is lossy: case,
 #   accents, emoji and unseen scripts do not come back, and Hindi and Korean are mangled by
 #   NFD plus mark stripping.
-# * labkit matches `tokenizers` on every vector, with offsets, for the GGUF and the
-#   `tokenizer.json` of the same vocabulary.
+# * labkit matches `tokenizers` on every vector, with offsets, for the `tokenizer.json`; the
+#   GGUF of the same vocabulary is llama.cpp's WordPiece (same ids on the vectors, its own
+#   normalisation and decoding).

@@ -230,7 +230,8 @@ from labkit.bench import compare
 from labkit.bench.texts import chinese_text, mixed_text
 
 small_texts = {"botchan": TEXT[:20_000], "mixed": mixed_text(0.02), "chinese": chinese_text(0.02)}
-suites = [("gpt2", [compare.TIKTOKEN]), ("llama-spm", [compare.SENTENCEPIECE]), ("bert-bge", [compare.TOKENIZERS])]
+# WordPiece against tokenizers on minilm's tokenizer.json (the bert-bge GGUF is served as llama.cpp serves it)
+suites = [("gpt2", [compare.TIKTOKEN]), ("llama-spm", [compare.SENTENCEPIECE]), ("minilm", [compare.TOKENIZERS])]
 direct_rows = [row for name, refs in suites for text_name, text in small_texts.items()
                for row in compare.measure(name, text_name, text, refs, repeat=3)]
 direct = pd.DataFrame(direct_rows)

@@ -1,0 +1,103 @@
+"""Unigram GGUF files (tokenizer.ggml.model "t5") as llama.cpp serves them: 80 random files
+against llama.cpp's stored answers (labkit.conformance.random_gguf_ugm), and one small file per
+rule with llama.cpp's own answer."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import labkit
+from labkit.conformance import random_gguf as rg
+from labkit.conformance import random_gguf_ugm as rgu
+from labkit.formats import gguf as gguf_reader
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return rg.load_reference(family="ugm")
+
+
+@pytest.fixture(scope="module")
+def outcomes(reference, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("random_gguf_ugm")
+    return {seed: rg.check_seed(seed, reference[seed], folder, family="ugm") for seed in rgu.SEEDS}
+
+
+def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
+    counts = Counter(r["labkit"].split(":")[0] for r in outcomes.values())
+    assert counts["differs"] == 0, {s: r["labkit"] for s, r in outcomes.items() if r["labkit"].startswith("differs")}
+    refusals = [r["labkit"] for r in outcomes.values() if r["labkit"].startswith("refused")]
+    assert all("partial trie match" in r or "hash map's order" in r for r in refusals), refusals
+    assert counts["exact"] >= 40, counts
+
+
+def test_the_draws_and_answers_cover_every_rule(reference):
+    served = [reference[s] for s in rgu.SEEDS if "refused" not in reference[s]]
+    for mode in ("special", "bos_plain", "skip"):
+        assert any(x is not None for e in served for x in e[mode]), mode
+    drawn = [rgu.draw_file(s) for s in rgu.SEEDS]
+    assert {k for d in drawn for k in d.types} == {1, 2, 3, 4, 5, 6}
+    assert {d.how for d in drawn} == {"charsmap none", "charsmap bpe", "charsmap unigram"}
+
+
+def test_the_check_can_fail(reference, tmp_path, monkeypatch):
+    # sentencepiece's default (a space prefix) is not llama.cpp's for t5
+    real = gguf_reader._normalizer_and_options
+
+    def with_prefix(*args, **kwargs):
+        normalizer, options = real(*args, **kwargs)
+        normalizer["add_dummy_prefix"] = True
+        return normalizer, options
+
+    monkeypatch.setattr(gguf_reader, "_normalizer_and_options", with_prefix)
+    results = [rg.check_seed(seed, reference[seed], tmp_path, engines=("labkit",), family="ugm")["labkit"]
+               for seed in range(0, 10)]
+    assert any(r.startswith("differs") for r in results)
+
+
+# ----------------------------------------------------------------------------- one rule, one file
+
+HEAD = [("<pad>", 0.0, 3), ("</s>", 0.0, 3), ("<unk>", 0.0, 2)]
+
+
+def toy(folder: Path, seed: int, rows, flags=None) -> labkit.Tokenizer:
+    tokens, scores, types = (list(column) for column in zip(*HEAD, *rows))
+    return labkit.load(rgu.write_file(rgu.DrawnUgmGguf(seed, tokens, scores, types, None, flags or {}), folder),
+                       engine="labkit")
+
+
+def encoded(tok: labkit.Tokenizer, text: str, add: bool = False) -> list[int] | str:
+    try:
+        return tok.encode(text, add_special_tokens=add, parse_special=False).ids
+    except labkit.LabkitError as exc:
+        assert "llama.cpp" in str(exc)
+        return "abort"
+
+
+# each expected value is what llama.cpp (llama-cpp-python 0.3.36, llama.cpp 0c1e5709) gave for the same file
+def test_t5_defaults_stored_types_and_decoding(tmp_path):
+    rows = [("a", -1.0, 1), ("b", -2.0, 1), ("ab", -2.5, 1), ("▁", -3.0, 1), ("▁a", -1.5, 1), ("<0xC3>", 0.0, 6),
+            ("<|im_end|>", -1.0, 1)]
+    tok = toy(tmp_path, 70, rows)
+    assert encoded(tok, "ab") == [5] and encoded(tok, " ab") == [7, 4]  # no space prefix unless the file says so
+    assert encoded(tok, "a  b") == [3, 6, 6, 4]  # nor extra-whitespace removal
+    assert encoded(tok, "é") == [2] and encoded(tok, "abééb") == [5, 2, 4]  # no byte fallback: the unknown id 2
+    # '<|im_end|>' becomes a control token at load, after llama.cpp built its lattice from the stored types
+    assert encoded(tok, "a<|im_end|>") == [3, 9]
+    assert encoded(tok, "ab", add=True) == [5, 1]  # t5 adds EOS (id 1) by default
+    assert [tok.decode(x) for x in ([3, 6, 7], [7, 3], [1, 3, 8], [0, 2, 3])] == ["a  a", " aa", "</s>a\ufffd",
+                                                                                  "<pad><unk>a"]
+    assert [tok.decode(x, skip_special_tokens=True) for x in ([1, 3, 8], [0, 2, 3])] == ["a\ufffd", "a"]
+
+
+def test_add_bos_without_a_bos_id_is_refused_as_llama_cpp_aborts(tmp_path):
+    tok = toy(tmp_path, 72, [("a", -1.0, 1)], {"add_bos_token": True})
+    assert encoded(tok, "a") == [3] and encoded(tok, "a", add=True) == "abort"
+
+
+def test_a_user_defined_token_llama_cpp_half_matches_is_refused(tmp_path):
+    # llama.cpp gives 'ü' -> [2] here although 'ü' is a token: 'ü' and 'áb' share their first byte
+    with pytest.raises(labkit.LabkitError, match="partial trie match"):
+        toy(tmp_path, 71, [("ü", -1.0, 1), ("áb", 0.0, 4), ("x", -1.0, 1)])
