@@ -175,3 +175,26 @@ def test_hf_refuses_a_file_tokenizers_would_tokenize_otherwise(tmp_path):
     with pytest.raises(labkit.LabkitError, match="no byte token '<0x00>'"):
         labkit.load(rgs.write_file(rgs.DrawnSpmGguf(11, ["<unk>", "a"], [0.0, 0.0], [2, 1]), tmp_path), engine="hf")
     assert labkit.load("llama-spm", engine="hf").engine == "hf"
+
+
+def test_sentencepiece_loop_stands_in_only_where_it_merges_as_llama_cpps():
+    """Where no token but the normal ones can be made by joining two symbols, the chunked
+    sentencepiece loop gives llama.cpp's loop's symbols (28 of the stored seeds take it too)."""
+    import random
+
+    from labkit.algorithms.llama_spm import loops_agree
+
+    tok = labkit.load("llama-spm", engine="labkit")
+    assert tok.llama.fast_merge is not None
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyz▁ABCéü中文0123456789.,<>s/"
+    for _ in range(400):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
+        assert tok.llama.fast_merge(word) == tok.llama._merged(word), word
+    long_word = "".join(rng.choice("abcdefghij") for _ in range(20_000))  # several chunks
+    assert tok.llama.fast_merge(long_word) == tok.llama._merged(long_word)
+    # a control token two symbols join into ('<s' + '>'): only llama.cpp's loop makes it; with
+    # '<', 's' and no '<s', no two symbols ever spell '<s>'
+    assert not loops_agree(["<s", ">", "<s>"], [1, 1, 3])
+    assert loops_agree(["<", "s", "<s>"], [1, 1, 3]) and loops_agree(["a", "b", "ab", "<unk>"], [1, 1, 1, 2])
+    assert not loops_agree(["a", "b", "ab", "[x]"], [1, 1, 1, 4])  # a user-defined token

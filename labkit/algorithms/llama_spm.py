@@ -62,6 +62,8 @@ class LlamaSpm:
             for b in range(256)]
         # every two characters side by side in some token: only those can ever be joined
         self._joinable = frozenset(t[k:k + 2] for t in self.tokens for k in range(len(t) - 1))
+        # a loop that gives _merged's symbols faster, where one is known to (set by the engine)
+        self.fast_merge = None
 
     def encode(self, text: str) -> list[int]:
         """The ids of one stretch of text whose spaces are already ``▁``.
@@ -84,7 +86,7 @@ class LlamaSpm:
         """
         out: list[tuple[int, int, int]] = []
         start = 0
-        for piece in self._merged(text):
+        for piece in (self.fast_merge or self._merged)(text):
             end = start + len(piece)
             token = self.token_to_id.get(piece)
             if token is not None:
@@ -143,8 +145,31 @@ class LlamaSpm:
         return [s for s in symbols if s]
 
 
+def loops_agree(tokens: Sequence[str], types: Sequence[int]) -> bool:
+    """Whether sentencepiece's merge loop merges exactly as llama.cpp's on this vocabulary.
+
+    They differ only in what a merge may make: sentencepiece joins two symbols into a normal
+    (or user-defined, unused) piece, llama.cpp into any token. So they agree when there is no
+    user-defined or unused token, and no other token beyond the normal ones (control, unknown,
+    byte) that two symbols could join into, a symbol being a token or a single character.
+
+    Example:
+        >>> from labkit.algorithms.llama_spm import loops_agree
+        >>> loops_agree(["a", "b", "ab", "<s>"], [1, 1, 1, 3]), loops_agree(["a", "b", "ab", "<s", ">", "<s>"], [1, 1, 1, 1, 1, 3])
+        (True, False)
+    """
+    spelled = set(tokens)
+    for token, kind in zip(tokens, types):
+        if kind in (_USER_DEFINED, _UNUSED):
+            return False
+        if kind != _NORMAL and any((len(token[:k]) == 1 or token[:k] in spelled) and (len(token[k:]) == 1 or token[k:] in spelled)
+                                   for k in range(1, len(token))):
+            return False
+    return True
+
+
 # GGUF token types (sentencepiece's numbering) as llama.cpp's token_to_piece reads them
-_UNKNOWN, _CONTROL, _USER_DEFINED, _BYTE = 2, 3, 4, 6
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 
 
 def byte_of(token: str) -> int:

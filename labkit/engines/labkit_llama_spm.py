@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from labkit.algorithms.bounded import BoundedDict
-from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize
+from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
 from labkit.core import MODEL_SPM_BPE, TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
 from labkit.engines.labkit_spm_bpe import SpmBpeTokenizer
@@ -51,6 +51,10 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
             raise LabkitError(f"{vocab.name}: the byte token {short[0]!r} is shorter than '<0x' and llama.cpp "
                               "ends its process when it decodes it")
         self.llama = LlamaSpm(vocab.tokens, vocab.scores)
+        if loops_agree(vocab.tokens, vocab.token_types) and not self.model.user_defined:
+            # the same symbols from sentencepiece's chunked bucket loop (notebook 02 §5): long
+            # words without spaces cost a few passes instead of a heap entry per pair
+            self.llama.fast_merge = self.model.merge_buckets
         self.add_space_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # cutting into words is exact when no token holds a '▁' after another character
         self._words = _WORDS if all(SPACE not in t.lstrip(SPACE) for t in vocab.tokens) else None
