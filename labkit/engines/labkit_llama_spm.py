@@ -54,7 +54,7 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         if loops_agree(vocab.tokens, vocab.token_types) and not self.model.user_defined:
             # the same symbols from sentencepiece's chunked bucket loop (notebook 02 §5): long
             # words without spaces cost a few passes instead of a heap entry per pair
-            self.llama.fast_merge = self.model.merge_buckets
+            self.llama.fast_merge = self._sentencepiece_symbols
         self.add_space_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # cutting into words is exact when no token holds a '▁' after another character
         self._words = _WORDS if all(SPACE not in t.lstrip(SPACE) for t in vocab.tokens) else None
@@ -71,6 +71,18 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         """
         super().clear_cache()
         self._llama_cache.clear()
+
+    def _sentencepiece_symbols(self, word: str) -> list[str]:
+        """llama.cpp's symbols for ``word`` from sentencepiece's loops (only where
+        :func:`~labkit.algorithms.llama_spm.loops_agree`): a run of characters no token joins
+        (llama's digits) stays one symbol each, the rest goes through the chunked bucket loop."""
+        out: list[str] = []
+        for index, part in enumerate(self.model.isolated_runs(word)):
+            if index % 2:
+                out += part
+            elif part:
+                out += self.model.merge_buckets(part)
+        return out
 
     def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         spans = self._llama_cache.get(word)
