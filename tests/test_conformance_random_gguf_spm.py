@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import labkit
+from support.llama_cpp import llama_cpp_ids as ids
 from labkit.algorithms import llama_spm
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_spm as rgs
@@ -68,12 +69,6 @@ def toy(folder: Path, seed: int, rows, **flags) -> labkit.Tokenizer:
     return labkit.load(rgs.write_file(rgs.DrawnSpmGguf(seed, tokens, scores, types, flags), folder), engine="labkit")
 
 
-def ids(tok: labkit.Tokenizer, text: str, add: bool = False) -> list[int] | str:
-    try:
-        return tok.encode(text, add_special_tokens=add, parse_special=False).ids
-    except labkit.LabkitError as exc:
-        assert "llama.cpp" in str(exc)
-        return "abort"
 
 
 # each expected value is what llama.cpp (llama-cpp-python 0.3.36, llama.cpp 0c1e5709) gave for the same file

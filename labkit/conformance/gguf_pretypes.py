@@ -201,10 +201,51 @@ def write_pre_gguf(pre: str, path: Path) -> Path:
     return write_byte_level_gguf(path, list(tokens), [1] * len(tokens), list(merges), pre)
 
 
+def write_vocab_gguf(path: Path, model: str, tokens: list[str], types: list[int], *, arch: str | None = None,
+                     name: str | None = None, pre: str | None = None, scores: list[float] | None = None,
+                     merges: list[str] | None = None, charsmap: bytes | None = None,
+                     ids: dict[str, int] | None = None, flags: dict[str, bool] | None = None) -> Path:
+    """A vocab-only GGUF (``gguf.GGUFWriter``) of any tokenizer model: the keys given, in one
+    fixed order (the fuzzers' stored sha256 digests depend on it). ``ids={"eos": 3}`` writes
+    ``tokenizer.ggml.eos_token_id``, ``flags={"add_bos_token": False}`` a bool key.
+
+    Example:
+        >>> import tempfile
+        >>> from labkit.formats.gguf import read_gguf_kv
+        >>> path = write_vocab_gguf(Path(tempfile.mkdtemp()) / "t.gguf", "bert", ["[UNK]", "a"], [2, 1], ids={"unknown": 0})
+        >>> read_gguf_kv(path)["tokenizer.ggml.unknown_token_id"]
+        0
+    """
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), arch=arch or model)
+    if name:
+        writer.add_name(name)
+    writer.add_tokenizer_model(model)
+    if pre is not None:
+        writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    if scores is not None:
+        writer.add_token_scores([float(s) for s in scores])
+    writer.add_token_types(types)
+    if merges is not None:
+        writer.add_token_merges(merges)
+    if charsmap:
+        writer.add_precompiled_charsmap(charsmap)
+    for key, value in (ids or {}).items():
+        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
+    for flag, value in (flags or {}).items():
+        writer.add_bool(f"tokenizer.ggml.{flag}", value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
 def write_byte_level_gguf(path: Path, tokens: list[str], types: list[int], merges: list[str], pre: str, *,
                           name: str | None = None, ids: dict[str, int] | None = None) -> Path:
-    """A vocab-only byte-level GGUF (``gguf.GGUFWriter``; add_bos off), optionally with a model
-    name and header ids (``{"eos": 3}`` writes ``tokenizer.ggml.eos_token_id``).
+    """A vocab-only byte-level GGUF (add_bos off), optionally with a model name and header ids.
 
     Example:
         >>> import tempfile
@@ -213,24 +254,8 @@ def write_byte_level_gguf(path: Path, tokens: list[str], types: list[int], merge
         >>> read_gguf_kv(path)["tokenizer.ggml.merges"]
         ['a b']
     """
-    import gguf
-
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    if name:
-        writer.add_name(name)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre(pre)
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    writer.add_token_merges(merges)
-    for key, value in (ids or {}).items():
-        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
-    writer.add_add_bos_token(False)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_vocab_gguf(path, "gpt2", tokens, types, arch="llama", name=name, pre=pre, merges=merges, ids=ids,
+                            flags={"add_bos_token": False})
 
 
 class LlamaCppFactsReference:

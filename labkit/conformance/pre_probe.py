@@ -34,12 +34,12 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from labkit.conformance.gguf_pretypes import NFC_PRE_TYPES, write_byte_level_gguf
+from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES, NFC_PRE_TYPES, write_byte_level_gguf
 from labkit.paths import data_path
 
 REFERENCE = "gguf/pre_types_llama_cpp.json"
-# pre types whose case classes llama.cpp rewrites (GPT-4o's and Tekken's splits and their aliases)
-CASE_CLASS_PRE_TYPES = frozenset({"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2", "tekken"})
+# pre types whose case classes llama.cpp rewrites: GPT-4o's and Tekken's splits, under every name
+CASE_CLASS_PRE_TYPES = frozenset(name for name, family in LLAMA_CPP_PRE_NAMES.items() if family[0] in ("GPT4O", "TEKKEN"))
 # handwritten probes: digit runs, case, contractions, punctuation before letters, scripts, spaces
 HANDWRITTEN = (
     "1 12 123 1234 12345 123456 1234567 12345678 123456789 1234567890",
@@ -142,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.write:
         from labkit.algorithms.pretokenize import LLAMA_CPP_UNSERVED
-        from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES
 
         folder, texts = Path(args.write), probe_texts()
         folder.mkdir(parents=True, exist_ok=True)

@@ -124,6 +124,23 @@ def write_file(drawn: DrawnGguf, folder: Path) -> Path:
                                  drawn.pre, name=drawn.name, ids=drawn.ids)
 
 
+def random_flags(rng: random.Random, names) -> dict[str, bool]:
+    """Each flag left out of the header (half the time), or written True or False.
+
+    Example:
+        >>> import random
+        >>> from labkit.conformance.random_gguf import random_flags
+        >>> set(random_flags(random.Random(0), ("a", "b", "c"))) <= {"a", "b", "c"}
+        True
+    """
+    flags = {}
+    for flag in names:
+        value = rng.choice((None, None, True, False))
+        if value is not None:
+            flags[flag] = value
+    return flags
+
+
 def texts_for(drawn: DrawnGguf, count: int = 20) -> list[str]:
     """Random texts with the file's spellings glued in, less what labkit documents as following
     the model's own tokenizer instead of llama.cpp (NFC for Qwen2-like splits, ``ſ``)."""

@@ -37,6 +37,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.conformance.gguf_pretypes import write_vocab_gguf
+from labkit.conformance.random_gguf import random_flags
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "spm"
@@ -128,11 +130,7 @@ def draw_file(seed: int) -> DrawnSpmGguf:
             seen.add(row[0])
             rows.append(row)
     tokens, scores, types = (list(column) for column in zip(*rows))
-    flags = {}
-    for flag in FLAGS:
-        value = rng.choice((None, None, True, False))
-        if value is not None:
-            flags[flag] = value
+    flags = random_flags(rng, FLAGS)
     ids = {key: rng.randrange(len(tokens)) for key in HEADER_IDS if rng.random() < 0.2}
     name = rng.choice((None,) * 7 + ("Phi-3 mini",))
     if name and rng.random() < 0.5:  # else llama.cpp's load fails (Phi-3's rules need these four)
@@ -155,25 +153,8 @@ def write_file(drawn: DrawnSpmGguf, folder: Path) -> Path:
         >>> read_gguf_kv(path)["tokenizer.ggml.model"]
         'llama'
     """
-    import gguf
-
-    path = Path(folder) / f"random-spm-{drawn.seed}.gguf"
-    writer = gguf.GGUFWriter(str(path), arch="llama")
-    if drawn.name:
-        writer.add_name(drawn.name)
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list(drawn.tokens)
-    writer.add_token_scores([float(s) for s in drawn.scores])
-    writer.add_token_types(drawn.types)
-    for key, value in drawn.ids.items():
-        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
-    for flag, value in drawn.flags.items():
-        writer.add_bool(f"tokenizer.ggml.{flag}", value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_vocab_gguf(Path(folder) / f"random-spm-{drawn.seed}.gguf", "llama", drawn.tokens, drawn.types,
+                            name=drawn.name, scores=drawn.scores, ids=drawn.ids, flags=drawn.flags)
 
 
 def texts_for(drawn: DrawnSpmGguf, count: int = 20) -> list[str]:

@@ -28,6 +28,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.conformance.gguf_pretypes import write_vocab_gguf
+from labkit.conformance.random_gguf import random_flags
 from labkit.conformance.random_gguf_spm import BYTE_TOKENS, texts_for as spm_texts_for
 
 FAMILY = "ugm"
@@ -92,11 +94,7 @@ def draw_file(seed: int) -> DrawnUgmGguf:
         types[rng.randrange(len(tokens))] = rng.choice(RETYPES)
     source = rng.choice(CHARSMAPS)
     charsmap = read_spm_model(data_path(source)).normalizer.get("charsmap") if source else None
-    flags = {}
-    for flag in FLAGS:
-        value = rng.choice((None, None, True, False))
-        if value is not None:
-            flags[flag] = value
+    flags = random_flags(rng, FLAGS)
     ids = {key: rng.randrange(len(tokens)) for key in HEADER_IDS if rng.random() < 0.2}
     return DrawnUgmGguf(seed, tokens, scores, types, charsmap, flags, ids,
                         f"charsmap {source.split('_')[2] if source else 'none'}")
@@ -111,26 +109,8 @@ def write_file(drawn: DrawnUgmGguf, folder: Path) -> Path:
         >>> read_gguf_kv(write_file(draw_file(1), Path(tempfile.mkdtemp())))["tokenizer.ggml.model"]
         't5'
     """
-    import gguf
-
-    path = Path(folder) / f"random-ugm-{drawn.seed}.gguf"
-    writer = gguf.GGUFWriter(str(path), arch="t5")
-    writer.add_tokenizer_model("t5")
-    writer.add_tokenizer_pre("default")
-    writer.add_token_list(drawn.tokens)
-    writer.add_token_scores([float(s) for s in drawn.scores])
-    writer.add_token_types(drawn.types)
-    if drawn.charsmap:
-        writer.add_precompiled_charsmap(drawn.charsmap)
-    for key, value in drawn.ids.items():
-        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
-    for flag, value in drawn.flags.items():
-        writer.add_bool(f"tokenizer.ggml.{flag}", value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_vocab_gguf(Path(folder) / f"random-ugm-{drawn.seed}.gguf", "t5", drawn.tokens, drawn.types,
+                            pre="default", scores=drawn.scores, charsmap=drawn.charsmap, ids=drawn.ids, flags=drawn.flags)
 
 
 def texts_for(drawn: DrawnUgmGguf, count: int = 20) -> list[str]:

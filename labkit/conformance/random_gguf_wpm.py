@@ -31,6 +31,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.conformance.gguf_pretypes import write_vocab_gguf
+from labkit.conformance.random_gguf import random_flags
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "wpm"
@@ -110,11 +112,7 @@ def draw_file(seed: int) -> DrawnWpmGguf:
     for key, spelling in HEADER_IDS.items():
         if rng.random() < (0.3 if bert_ids else 0.8):
             ids[key] = tokens.index(spelling) if rng.random() < 0.9 else rng.randrange(len(tokens))
-    flags = {}
-    for flag in FLAGS:
-        value = rng.choice((None, None, True, False))
-        if value is not None:
-            flags[flag] = value
+    flags = random_flags(rng, FLAGS)
     return DrawnWpmGguf(seed, tokens, types, flags, ids, "bert ids" if bert_ids else "specials first")
 
 
@@ -127,23 +125,8 @@ def write_file(drawn: DrawnWpmGguf, folder: Path) -> Path:
         >>> read_gguf_kv(write_file(draw_file(1), Path(tempfile.mkdtemp())))["tokenizer.ggml.model"]
         'bert'
     """
-    import gguf
-
-    path = Path(folder) / f"random-wpm-{drawn.seed}.gguf"
-    writer = gguf.GGUFWriter(str(path), arch="bert")
-    writer.add_tokenizer_model("bert")
-    writer.add_tokenizer_pre("default")
-    writer.add_token_list(drawn.tokens)
-    writer.add_token_types(drawn.types)
-    for key, value in drawn.ids.items():
-        writer.add_uint32(f"tokenizer.ggml.{key}_token_id", value)
-    for flag, value in drawn.flags.items():
-        writer.add_bool(f"tokenizer.ggml.{flag}", value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return write_vocab_gguf(Path(folder) / f"random-wpm-{drawn.seed}.gguf", "bert", drawn.tokens, drawn.types,
+                            pre="default", ids=drawn.ids, flags=drawn.flags)
 
 
 def texts_for(drawn: DrawnWpmGguf, count: int = 20) -> list[str]:

@@ -24,12 +24,11 @@ from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
 from labkit.core import MODEL_SPM_BPE, TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
-from labkit.engines.labkit_spm_bpe import SpmBpeTokenizer
+from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
 from labkit.engines.labkit_spm_bpe import build as spm_bpe_build
 
 # words no token can join: a run of '▁' and what follows it up to the next '▁'
 _WORDS = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
-CACHED_WORD_CHARS = 256  # longer words are merged every time: a cache entry's size stays bounded
 
 
 class LlamaSpmTokenizer(SpmBpeTokenizer):

@@ -22,10 +22,10 @@ from labkit.algorithms.llama_wpm import SPACE, detokenize, match_word, words_wit
 from labkit.algorithms.llama_wpm import preprocess as llama_preprocess
 from labkit.core import TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
+from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS
 from labkit.engines.labkit_wordpiece import WordPieceTokenizer
 from labkit.engines.labkit_wordpiece import build as wordpiece_build
 
-CACHED_WORD_CHARS = 256  # longer words are matched every time: a cache entry's size stays bounded
 
 
 class LlamaWpmTokenizer(WordPieceTokenizer):

@@ -42,7 +42,7 @@ _CHUNKS = {
 
 
 # longer chunks are not cached: a cache entry's size stays bounded
-CACHED_WORD_CHARS = 256
+CACHED_WORD_CHARS = 256  # longer words are merged every time: a cache entry's size stays bounded
 _TEXT_START = SegmentContext(index=0, after_added=False, at_text_start=True)
 
 

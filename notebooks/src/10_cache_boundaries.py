@@ -138,12 +138,35 @@ print("every cut point leaves the ids unchanged")
 #   merges, normaliser, specials), so a shared store never gives one tokenizer another's ids.
 
 # %% [markdown]
+# The admission rule and the kept prefix, checked: 60 ever new texts through L0 alone keep 32,
+# then 1 in 8; the same texts sent twice each keep every one; and an L1 node found a second
+# time holds its whole prefix's ids as one list, which a hit copies once.
+
+# %%
+from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
+
+new_texts = [f"question {k}: what happened on page {k * 7}?" for k in range(60)]
+once, twice = CachedTokenizer(qwen, CacheConfig(enable_l0=True)), CachedTokenizer(qwen, CacheConfig(enable_l0=True))
+for text in new_texts:
+    once.encode(text)
+    twice.encode(text), twice.encode(text)
+print(f"L0 kept {len(once.l0)} of 60 new texts, and {len(twice.l0)} of 60 texts sent twice each")
+assert len(once.l0) == 32 + (60 - 32) // 8 and len(twice.l0) == 60
+
+service = make_workload("customer_service", n_requests=5).prompts
+tiered = CachedTokenizer(qwen, CacheConfig(enable_l1=True))
+for request in service[:4]:  # the first stores the system prompt, the next three find it
+    assert tiered.encode(request).ids == qwen.encode(request).ids
+node, _ = tiered.cached_prefix(service[4])  # a new question below the same system prompt
+print(f"the system prompt's node: {node.length} ids, kept as one list: {node.prefix is not None}")
+assert node.prefix == [i for link in node.chain() for i in link.ids]
+
+# %% [markdown]
 # The prompt below, cut where L1 cuts it (safe points at least 16 characters apart): each
 # numbered arrow marks a cut; the nodes of the L1 path are the segments between them.
 
 # %%
 import numpy as np
-from labkit.cache.cached_tokenizer import CacheConfig, CachedTokenizer
 
 cuts = CachedTokenizer(qwen, CacheConfig(enable_l1=True)).cut_points(prompt)
 
