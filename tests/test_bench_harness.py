@@ -17,7 +17,7 @@ SUITE_ROWS = {
     "spm": (spm, "botchan-bpe", TEXT, "x sentencepiece", ["labkit cold encode", "labkit warm encode",
                                                           "labkit warm encode_ordinary", "sentencepiece encode (ids)",
                                                           "tokenizers encode"]),
-    "wordpiece": (wordpiece, "bert-bge", TEXT, "x tokenizers", ["labkit cold encode", "labkit warm encode",
+    "wordpiece": (wordpiece, "minilm", TEXT, "x tokenizers", ["labkit cold encode", "labkit warm encode",
                                                                 "labkit warm encode_ordinary", "tokenizers encode"]),
     "unigram": (unigram, "botchan-unigram", LINES, "x sentencepiece",
                 ["labkit cold encode_ordinary", "labkit warm encode_ordinary", "labkit warm encode",

@@ -23,8 +23,8 @@ BOTH = CacheConfig(enable_l0=True, enable_l1=True)
 SERVED = [
     ("qwen2", "hf"), ("qwen2", "labkit"), ("qwen2", "tiktoken"),
     ("gpt2", "hf"), ("gpt2", "labkit"),
-    ("llama-spm", "hf"), ("llama-spm", "labkit"), ("llama-spm", "sentencepiece"),
-    ("bert-bge", "hf"), ("bert-bge", "labkit"),
+    ("llama-spm", "labkit"), ("llama-spm", "sentencepiece"),
+    ("bert-bge", "labkit"),
     ("cl100k_base", "tiktoken"), ("cl100k_base", "labkit"),
     ("botchan-unigram", "sentencepiece"), ("botchan-unigram", "labkit"),
     ("minilm", "hf"),
@@ -101,7 +101,7 @@ def test_disabled_by_default_and_passes_through():
 
 
 @pytest.mark.parametrize("name,engine", [("gpt2", "hf"), ("qwen2", "hf"), ("cl100k_base", "tiktoken"),
-                                         ("llama-spm", "hf")])
+                                         ("llama-spm", "sentencepiece")])
 def test_bpe_is_not_prefix_compositional_at_ordinary_boundaries(name, engine):
     """Search botchan for cut points where encode(a + b) != encode(a) + encode(b)."""
     tok = load(name, engine)
@@ -124,7 +124,7 @@ def test_safe_boundaries_of_qwen2_are_its_chat_tokens():
     assert {"<|im_start|>", "<|im_end|>", "<|endoftext|>"} <= safe
 
 
-@pytest.mark.parametrize("name,engine", [("qwen2", "hf"), ("llama-spm", "hf"), ("bert-bge", "hf"), ("cl100k_base", "tiktoken")])
+@pytest.mark.parametrize("name,engine", [("qwen2", "hf"), ("llama-spm", "sentencepiece"), ("minilm", "hf"), ("cl100k_base", "tiktoken")])
 def test_fast_cut_points_equal_the_splitters(name, engine):
     tok = load(name, engine)
     bounds = SafeBoundaries(tok)
@@ -168,7 +168,7 @@ def test_cached_equals_uncached_cold_and_warm(name, engine):
         assert stats["l1"]["hits"] > 0
 
 
-@pytest.mark.parametrize("name,engine", [("qwen2", "hf"), ("llama-spm", "hf"), ("bert-bge", "hf")])
+@pytest.mark.parametrize("name,engine", [("qwen2", "hf"), ("llama-spm", "sentencepiece"), ("minilm", "hf")])
 def test_l1_alone_under_eight_threads(name, engine):
     tok = load(name, engine)
     prompts = chat_prompts(tok, 400, seed=7)
@@ -190,7 +190,7 @@ def test_l1_alone_under_eight_threads(name, engine):
 
 
 def test_add_special_tokens_is_applied_once_at_the_start():
-    tok = load("llama-spm", "hf")
+    tok = load("llama-spm", "sentencepiece")
     assert tok.special_tokens.add_bos
     cached = CachedTokenizer(tok, CacheConfig(enable_l1=True))
     text = "<s>[INST] hi [/INST] there</s><s>[INST] again"

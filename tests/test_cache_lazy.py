@@ -39,7 +39,7 @@ def test_entries_keep_ids_until_offsets_are_read_then_charge_them():
 
 @pytest.mark.parametrize("add_special_tokens", [False, True])
 def test_l0_hit_reads_offsets_made_again_and_equal(add_special_tokens):
-    tok = loaded("llama-spm", "hf")
+    tok = loaded("minilm", "hf")
     cached = CachedTokenizer(tok, CacheConfig(enable_l0=True))
     text = "Hello wörld, again and again."
     cached.encode(text, add_special_tokens=add_special_tokens)

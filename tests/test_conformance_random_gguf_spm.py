@@ -13,6 +13,7 @@ from support.llama_cpp import llama_cpp_ids as ids
 from labkit.algorithms import llama_spm
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_spm as rgs
+from labkit.engines.hf import convert_model_file
 
 
 @pytest.fixture(scope="module")
@@ -158,18 +159,20 @@ def test_llama_spm_decodes_as_llama_cpp(ids_, want):
     assert (tok.decode(ids_), tok.decode(ids_, skip_special_tokens=True)) == (keep, skip)
 
 
-def test_hf_refuses_a_file_tokenizers_would_tokenize_otherwise(tmp_path):
+def test_hf_refuses_every_llama_gguf_as_tokenizers_reads_them_otherwise(tmp_path):
     # llama.cpp gives [1] for '<s>' as text on this file; tokenizers' merges from the scores never make the control '<s>'
     rows = [("<", -6.0, 1), ("s", -7.0, 1), ("<s", -8.0, 1), (">", -9.0, 1)]
     path = rgs.write_file(rgs.DrawnSpmGguf(10, [t for t, _, _ in HEAD + rows], [s for _, s, _ in HEAD + rows],
                                            [k for _, _, k in HEAD + rows], {"add_space_prefix": False}), tmp_path)
-    with pytest.raises(labkit.LabkitError, match="control token '<s>' is a merge result in llama.cpp"):
-        labkit.load(path, engine="hf")
+    for source in (path, "llama-spm"):
+        with pytest.raises(labkit.LabkitError, match='hf engine does not serve a GGUF "llama"'):
+            labkit.load(source, engine="hf")
     assert labkit.load(path, engine="labkit").encode("<s>", parse_special=False).ids == [1]
-    # without byte tokens llama.cpp ends its process where tokenizers gives <unk>
-    with pytest.raises(labkit.LabkitError, match="no byte token '<0x00>'"):
-        labkit.load(rgs.write_file(rgs.DrawnSpmGguf(11, ["<unk>", "a"], [0.0, 0.0], [2, 1]), tmp_path), engine="hf")
-    assert labkit.load("llama-spm", engine="hf").engine == "hf"
+    assert convert_model_file(path).encode("<s>", parse_special=False).ids != [1]
+    # llama-spm: llama.cpp's answer for <0x8E> < <0x15> . <0xE2>; ByteFallback makes the whole run U+FFFD
+    ids_ = [145, 63, 24, 49, 229]
+    assert labkit.load("llama-spm", engine="labkit").decode(ids_) == "\ufffd<\x15.\ufffd"
+    assert convert_model_file("llama-spm").decode(ids_) == "\ufffd" * 5
 
 
 def test_sentencepiece_loop_stands_in_only_where_it_merges_as_llama_cpps():

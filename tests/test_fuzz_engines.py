@@ -408,7 +408,8 @@ def test_fuzz_gguf_values(tmp_path, name, count):
     target = tmp_path / "mini.gguf"
     seed = SEED + zlib.crc32(name.encode()) % 1000
     stats = run_engine_cases(f"mini {name}.gguf values", target, target, kv_cases(kv, count, seed), seed=seed)
-    assert stats["served"] > stats["files"]  # most mutated files reach an engine
+    # most mutated files reach an engine (a bert GGUF has one: engine="hf" refuses it)
+    assert stats["served"] > stats["files"] * (0.8 if name == "bert-bge" else 1)
 
 
 @pytest.mark.parametrize("name,count", [("gpt-2", 50), ("llama-spm", 50), ("bert-bge", 40)])

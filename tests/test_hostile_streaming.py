@@ -55,8 +55,11 @@ def run_probe(setup: str, body: str) -> dict:
     return report
 
 
+# "hf": tokenizers' reading of llama-spm (engine="hf" refuses the file), a decoder that renders a run all or nothing
 LLAMA = """
-tok = labkit.load("llama-spm", engine={engine!r})
+from labkit.engines.hf import convert_model_file
+engine = {engine!r}
+tok = convert_model_file("llama-spm") if engine == "hf" else labkit.load("llama-spm", engine=engine)
 byte = byte_token_ids(tok)
 """
 

@@ -20,9 +20,9 @@ from labkit.paths import BUNDLED
 # which reference engines can serve each bundled file (labkit's own engines come on top)
 REFERENCE_SERVES = {
     "gpt2": {"hf", "tiktoken"},
-    "llama-spm": {"hf", "sentencepiece"},
+    "llama-spm": {"sentencepiece"},  # the hf engine refuses llama and bert GGUFs
     "qwen2": {"hf", "tiktoken"},
-    "bert-bge": {"hf"},
+    "bert-bge": set(),
     "cl100k_base": {"hf", "tiktoken"},
     "botchan-unigram": {"sentencepiece"},  # the hf engine refuses .model files
     "botchan-bpe": {"sentencepiece"},

@@ -20,9 +20,9 @@ from labkit.paths import BUNDLED, bundled_path
 # computing it with engines_for would be the code under test)
 SERVED = {
     "gpt2": ("labkit", "hf", "tiktoken"),
-    "llama-spm": ("labkit", "hf", "sentencepiece"),
+    "llama-spm": ("labkit", "sentencepiece"),  # the hf engine refuses llama and bert GGUFs
     "qwen2": ("labkit", "hf", "tiktoken"),
-    "bert-bge": ("labkit", "hf"),
+    "bert-bge": ("labkit",),
     "cl100k_base": ("labkit", "hf", "tiktoken"),
     "botchan-unigram": ("labkit", "sentencepiece"),  # the hf engine refuses .model files
     "botchan-bpe": ("labkit", "sentencepiece"),

@@ -31,8 +31,12 @@ MULTIBYTE_STOPS = [" ×", "Δ", "°", " (∆", " –", "€", "中", "🚀", "�
 LOSSLESS = ["gpt2", "qwen2", "cl100k_base", "llama-spm"]
 
 
-def load(name, engine="hf"):
-    return tokenizer(name, engine)  # every pair used here must build: a failure is an error
+# the reference engine per name: hf, but not on a llama or bert GGUF, which it refuses
+REFERENCE = {"llama-spm": "sentencepiece", "bert-bge": "labkit"}
+
+
+def load(name, engine=None):
+    return tokenizer(name, engine or REFERENCE.get(name, "hf"))  # every pair used here must build
 
 
 def emitted(outputs) -> str:

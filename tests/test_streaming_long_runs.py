@@ -1,5 +1,5 @@
 """Byte-fallback runs longer than MAX_RUN_BYTES (issue 14) on decoders that render a run all or
-nothing (llama-spm with the hf engine): the window stays bounded, the stream is exact on valid
+nothing (tokenizers' reading of llama-spm, asked for by name: engine="hf" refuses the file): the window stays bounded, the stream is exact on valid
 runs and on runs already invalid, and the one pinned difference from ``decode(all)`` is a valid
 run past the bound that turns invalid later. labkit's engine decodes a GGUF as llama.cpp does
 (one U+FFFD per bad sequence, as Python reads its bytes), which no later byte changes."""
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from labkit.streaming.decode_stream import MAX_RUN_BYTES, DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.utf8 import byte_token_ids
 
-from support.engines import tokenizer
+from support.engines import compared as tokenizer  # hf over llama-spm: tokenizers' reading, which engine="hf" refuses to serve
 
 RUN_SENSITIVE = [("llama-spm", "hf")]
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from tokenizers.decoders import DecodeStream as ReferenceDecodeStream
 
-from support.engines import tokenizer
+from support.engines import compared, tokenizer
 from labkit.core import LabkitError
 from labkit.streaming.decode_stream import DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.naive import FullRedecodeDecoder, PerTokenDecoder
@@ -215,7 +215,7 @@ def test_chunks_equal_tokenizers_decode_stream_on_the_vectors(name):
     """Equal step for step; the one explained difference: llama-spm's <0xNN> pieces are held
     until the byte run ends, because tokenizers' ByteFallback decoder re-renders the whole run
     if a later byte is invalid (see notebook 08)."""
-    tok = tokenizer(name, "hf")
+    tok = compared(name, "hf")  # tokenizers over the file: its reading of a llama or bert GGUF, by name
     held_bytes = run_sensitive_byte_ids(tok)
     assert bool(held_bytes) == (name == "llama-spm")
     for text, ids in load_vectors(name):

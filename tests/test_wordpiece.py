@@ -13,6 +13,8 @@ from labkit.bench.harness import corpus_lines
 from labkit.core import LabkitError
 from tokenizers import decoders
 from labkit.engines import labkit_wordpiece
+from labkit.engines.hf import convert_model_file
+from support.engines import compared
 from labkit.vectors import load_vectors
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -23,12 +25,12 @@ NAMES = ("bert-bge", "minilm")
 def bert_pipeline(name: str) -> labkit.Tokenizer:
     """labkit's BERT pipeline (what a vocab.txt or tokenizer.json gets) over ``name``'s vocabulary:
     labkit.load gives the bert-bge GGUF llama.cpp's WordPiece instead (tests/test_conformance_random_gguf_wpm.py)."""
-    return labkit_wordpiece.WordPieceTokenizer(labkit.load(name, engine="hf").vocab)
+    return labkit_wordpiece.WordPieceTokenizer(compared(name, "hf").vocab)
 
 
 @pytest.fixture(scope="module", params=NAMES)
 def pair(request):
-    return bert_pipeline(request.param), labkit.load(request.param, engine="hf")
+    return bert_pipeline(request.param), compared(request.param, "hf")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def bge():
 
 @pytest.fixture(scope="module")
 def bge_hf():
-    return labkit.load("bert-bge", engine="hf")
+    return convert_model_file("bert-bge")
 
 
 PIECES = st.one_of(
@@ -190,7 +192,7 @@ def test_bad_input(bge):
     with pytest.raises(LabkitError, match="no pieces"):
         no_unk.tokenize_word("b")
     with pytest.raises(LabkitError):
-        labkit_wordpiece.build(labkit.load("llama-spm", engine="hf").vocab)
+        labkit_wordpiece.build(convert_model_file("llama-spm").vocab)
 
 
 def test_tokenizer_json_with_another_pipeline_is_left_to_tokenizers():

@@ -18,8 +18,8 @@ REFERENCES = {
     "gpt2": [TIKTOKEN, TOKENIZERS],
     "cl100k_base": [TIKTOKEN, TOKENIZERS],
     "qwen2": [TIKTOKEN, TOKENIZERS],
-    "llama-spm": [SENTENCEPIECE, TOKENIZERS],
-    "botchan-bpe": [SENTENCEPIECE, TOKENIZERS],
+    "llama-spm": [SENTENCEPIECE],  # engine="hf" refuses a llama GGUF and a .model
+    "botchan-bpe": [SENTENCEPIECE],
 }
 
 

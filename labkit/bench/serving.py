@@ -25,8 +25,8 @@ from labkit.bench.harness import corpus, median_seconds, table
 
 # prompt sizes in characters, as a router sees them
 SIZES = {"short": 120, "medium": 1_500, "long": 12_000}
-ENGINES = {"qwen2": ("labkit", "hf", "tiktoken"), "llama-spm": ("labkit", "hf", "sentencepiece"),
-           "bert-bge": ("labkit", "hf"), "gpt2": ("labkit", "hf", "tiktoken")}
+ENGINES = {"qwen2": ("labkit", "hf", "tiktoken"), "llama-spm": ("labkit", "sentencepiece"),
+           "minilm": ("labkit", "hf"), "gpt2": ("labkit", "hf", "tiktoken")}
 
 
 def _prompts(n: int, size: int, seed: int = 0) -> list[str]:

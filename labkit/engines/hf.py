@@ -255,6 +255,26 @@ MODEL_FILE_REFUSAL = (
     "tokenizers' conversion by name, to compare the two libraries)"
 )
 CONVERTED_NOTE = "tokenizers' conversion of a .model, not exact: compare, do not serve"
+GGUF_CONVERTED_NOTE = "tokenizers' reading of a llama.cpp GGUF, not exact: compare, do not serve"
+# measured against llama.cpp (python -m labkit.conformance.random_gguf --family spm|wpm, and on the
+# shipped files with 307 random texts and 500 random id lists): tokenizers differs on ordinary input
+GGUF_LLAMA_REFUSAL = (
+    "{name}: the hf engine does not serve a GGUF \"llama\" (SentencePiece-style) vocabulary, because "
+    "tokenizers cannot run llama.cpp's loop: llama.cpp joins the adjacent pair whose joined token scores "
+    "highest (leftmost on a tie) into any token, while tokenizers' BPE applies merges ranked from the scores "
+    "(other ids on 12 of 120 random llama files with tied, zero or shuffled scores), and its ByteFallback "
+    "decoder turns a whole run of <0xNN> pieces into one U+FFFD per byte when the run is not UTF-8 "
+    "(llama-spm: 130 of 500 random id lists decode otherwise); engine='labkit' serves it as llama.cpp does "
+    "(labkit.engines.hf.convert_model_file gives tokenizers' reading by name, to compare)"
+)
+GGUF_BERT_REFUSAL = (
+    "{name}: the hf engine does not serve a GGUF \"bert\" (WordPiece) vocabulary, because llama.cpp "
+    "normalises and splits with its own Unicode tables, has no 100-character word limit and keeps the "
+    "first word's space when decoding, where tokenizers' BertNormalizer and WordPiece do otherwise "
+    "(bert-bge: other ids on 55 of 307 random texts, another decode on 451 of 500 random id lists); "
+    "use engine='labkit', or load the same vocabulary's tokenizer.json (bundled as 'minilm') with "
+    "engine='hf' (labkit.engines.hf.convert_model_file gives tokenizers' reading by name, to compare)"
+)
 # measured on nmt_nfkc (botchan's charsmap under t5 GGUF keys): 194,586 of its 224,654 keys span
 # more than one grapheme cluster, and tokenizers' Precompiled never matches across one
 GGUF_CHARSMAP_REFUSAL = (
@@ -267,12 +287,13 @@ GGUF_CHARSMAP_REFUSAL = (
 
 
 def convert_model_file(source) -> HFTokenizer:
-    """tokenizers' reading of a SentencePiece ``.model`` (a bundled name or a path), asked for
-    by name, or its VocabData: the pipeline labkit converts the file into (Precompiled charsmap, Prepend, Replace,
-    Unigram or BPE, a decoder chain) behind the Tokenizer surface, ``.backend`` the
-    ``tokenizers.Tokenizer``. It is **not exact** (``MODEL_FILE_REFUSAL`` lists how it differs),
-    which is why ``labkit.load(path, engine="hf")`` refuses ``.model`` files; it exists to
-    compare the two libraries, and its ``repr`` says so.
+    """tokenizers' reading of a SentencePiece ``.model`` or of a "llama" or "bert" GGUF (a bundled
+    name or a path), asked for by name, or its VocabData: the pipeline labkit converts the file
+    into (Precompiled charsmap, Prepend, Replace, Unigram, BPE or WordPiece, a decoder chain)
+    behind the Tokenizer surface, ``.backend`` the ``tokenizers.Tokenizer``. It is **not exact**
+    (``MODEL_FILE_REFUSAL``, ``GGUF_LLAMA_REFUSAL`` and ``GGUF_BERT_REFUSAL`` say how it differs
+    from sentencepiece and llama.cpp), which is why ``labkit.load(path, engine="hf")`` refuses
+    these files; it exists to compare the libraries, and its ``engine_note`` says so.
 
     Example:
         >>> from labkit.engines.hf import convert_model_file
@@ -281,6 +302,8 @@ def convert_model_file(source) -> HFTokenizer:
         ['▁He', 'll', 'o', '▁world']
         >>> converted.engine_note
         "tokenizers' conversion of a .model, not exact: compare, do not serve"
+        >>> convert_model_file("llama-spm").encode("Hello world").ids
+        [15043, 3186]
 
     Introduced in notebook ``03_bpe_sentencepiece`` (appendix) and ``14_conformance_matrix``.
     """
@@ -291,8 +314,16 @@ def convert_model_file(source) -> HFTokenizer:
         vocab = source
     else:
         vocab = read_vocab(bundled_path(source) if isinstance(source, str) and source in BUNDLED else source)
+    if vocab.format == "gguf" and vocab.model in (MODEL_SPM_BPE, MODEL_WORDPIECE):
+        if vocab.model == MODEL_WORDPIECE:
+            # tokenizers holds the vocab.txt spellings; llama.cpp's added tokens are the file's phantom-space ones
+            vocab = dataclasses.replace(vocab, added_tokens=[dataclasses.replace(a, content=vocab.tokens[a.id])
+                                                             for a in vocab.added_tokens])
+        converted = _build(vocab)
+        converted.engine_note = GGUF_CONVERTED_NOTE
+        return converted
     if vocab.format != "spm_model":
-        raise EngineUnavailable(f"{vocab.name}: not a SentencePiece .model; load it with labkit.load")
+        raise EngineUnavailable(f"{vocab.name}: not a SentencePiece .model or a llama/bert GGUF; load it with labkit.load")
     converted = _build(vocab)
     converted.engine_note = CONVERTED_NOTE
     return converted
@@ -305,28 +336,24 @@ def build(vocab: VocabData) -> HFTokenizer:
         >>> from labkit.engines.hf import build
         >>> from labkit.formats.detect import read_vocab
         >>> from labkit.paths import bundled_path
-        >>> tok = build(read_vocab(bundled_path("bert-bge")))
-        >>> tok.engine, tok.encode("Hello").tokens
-        ('hf', ['hello'])
+        >>> tok = build(read_vocab(bundled_path("gpt2")))
+        >>> tok.engine, tok.encode("Hello world").tokens
+        ('hf', ['Hello', 'Ġworld'])
 
     Introduced in notebook ``00_tour``.
     """
     if vocab.format == "spm_model":
         raise EngineUnavailable(MODEL_FILE_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf" and vocab.model == MODEL_SPM_BPE:
+        raise EngineUnavailable(GGUF_LLAMA_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf" and vocab.model == MODEL_WORDPIECE:
+        raise EngineUnavailable(GGUF_BERT_REFUSAL.format(name=vocab.name))
     if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
         raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
-    if vocab.format == "gguf" and vocab.model == MODEL_WORDPIECE:
-        # tokenizers holds the vocab.txt spellings; llama.cpp's added tokens are the file's phantom-space ones
-        vocab = dataclasses.replace(vocab, added_tokens=[dataclasses.replace(a, content=vocab.tokens[a.id])
-                                                         for a in vocab.added_tokens])
     if vocab.format == "gguf":
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:
             differs = _byte_level_decode_differs(vocab)
-        otherwise = _llama_spm_encode_differs(vocab) if differs is None and vocab.model == MODEL_SPM_BPE else None
-        if otherwise is not None:
-            raise EngineUnavailable(f"{vocab.name}: tokenizers would tokenize this \"llama\" GGUF otherwise than "
-                                    f"llama.cpp ({otherwise}); engine='labkit' serves it as llama.cpp does")
         if differs is None and vocab.model == MODEL_UNIGRAM:
             unknown = [a.content for a in vocab.added_tokens if vocab.token_types[a.id] == TOKEN_UNKNOWN]
             if unknown:
@@ -353,24 +380,6 @@ def _byte_level_decode_differs(vocab: VocabData) -> str | None:
     for i in (i for i, token in enumerate(vocab.tokens) if not within(token)):  # few, and checked in C
         if i not in added and types[i] != TOKEN_CONTROL:
             return f"the token {vocab.tokens[i]!r} is outside the byte alphabet, which llama.cpp decodes to a marker"
-    return None
-
-
-def _llama_spm_encode_differs(vocab: VocabData) -> str | None:
-    """A reason tokenizers' BPE would tokenize this "llama" GGUF otherwise than llama.cpp, or None:
-    a byte without its ``<0xNN>`` byte token (llama.cpp then ends its process, tokenizers gives
-    ``<unk>``), or a token that is not normal yet two tokens join into it (llama.cpp merges into
-    any token, tokenizers' merges from the scores only into normal ones). Decoding still differs
-    where a run of byte tokens is not UTF-8 (tokenizers: one U+FFFD per byte) and after a hidden
-    leading special token (llama.cpp keeps the next token's space)."""
-    known = set(vocab.tokens)
-    for token, kind in zip(vocab.tokens, vocab.token_types):
-        if kind != TOKEN_NORMAL and any(token[:k] in known and token[k:] in known for k in range(1, len(token))):
-            return f"the {TOKEN_TYPE_NAMES.get(kind, kind)} token {token!r} is a merge result in llama.cpp"
-    byte_ids = {t: i for i, (t, kind) in enumerate(zip(vocab.tokens, vocab.token_types)) if kind == TOKEN_BYTE}
-    missing = [b for b in range(256) if f"<0x{b:02X}>" not in byte_ids]
-    if missing:
-        return f"no byte token '<0x{missing[0]:02X}>': a character without a token ends llama.cpp's process"
     return None
 
 

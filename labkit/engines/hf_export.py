@@ -37,12 +37,13 @@ from pathlib import Path
 
 import tokenizers
 
-from labkit.core import LabkitError, Tokenizer
+from labkit.core import MODEL_SPM_BPE, MODEL_WORDPIECE, LabkitError, Tokenizer
 from labkit.engines.hf import build as build_hf_engine
 from labkit.engines.hf import convert_model_file
 
 SOURCE_KEY = "labkit_source"  # tokenizer_config.json key naming the copied source file
 _SPECIAL_NAMES = ("bos", "eos", "unk", "pad", "sep", "cls", "mask")
+NOT_SERVED_GGUF = (MODEL_SPM_BPE, MODEL_WORDPIECE)  # GGUF models the hf engine refuses (llama, bert)
 
 
 def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
@@ -56,9 +57,9 @@ def to_tokenizers(tok: Tokenizer) -> tokenizers.Tokenizer:
     """
     if not isinstance(tok, Tokenizer):
         raise LabkitError(f"export takes a labkit Tokenizer, got {type(tok).__name__}")
-    if tok.vocab.format == "spm_model":
-        # tokenizers' conversion of a .model is not exact (the hf engine refuses it): the export
-        # keeps the .model beside it (SOURCE_KEY), and labkit reloads from that file
+    if tok.vocab.format == "spm_model" or (tok.vocab.format == "gguf" and tok.vocab.model in NOT_SERVED_GGUF):
+        # tokenizers' conversion of a .model or a llama/bert GGUF is not exact (the hf engine refuses
+        # it): the export keeps the source beside it (SOURCE_KEY), and labkit reloads from that file
         reference = convert_model_file(tok.vocab)
     else:
         reference = tok if tok.engine == "hf" else build_hf_engine(tok.vocab)

@@ -24,10 +24,12 @@ TOUR_REFERENCE = {
     "gpt2": "tiktoken",
     "llama-spm": "sentencepiece",
     "qwen2": "tiktoken",
-    "bert-bge": "hf",
+    "bert-bge": "hf",  # read from minilm, the same vocabulary's tokenizer.json: the hf engine refuses a bert GGUF
     "botchan-unigram": "sentencepiece",
     "cl100k_base": "tiktoken",
 }
+# where the reference reads a name from another file: bert-bge's vocabulary as a tokenizer.json
+TOUR_SOURCE = {"bert-bge": "minilm"}
 
 
 def _tour_name(name: str) -> str | None:
@@ -46,7 +48,7 @@ def _reference(name: str):
     known = _tour_name(name)
     if known is None:
         raise LabkitError(f"the tour's checkers know {', '.join(TOUR_REFERENCE)}, not {name!r}")
-    return load(known, engine=TOUR_REFERENCE[known])
+    return load(TOUR_SOURCE.get(known, known), engine=TOUR_REFERENCE[known])
 
 
 def check_token_count(name: str, text: str, answer: int) -> bool:

@@ -83,9 +83,10 @@ def run_sensitive_byte_ids(tok: Tokenizer) -> frozenset[int]:
     when any byte of the run is invalid, into one U+FFFD per byte, so ``<0xC3><0xA9>`` is
     ``'é'`` but ``<0xC3><0xA9><0x80>`` is three U+FFFD. Found by decoding those two probes.
 
-    Example (Llama's 256 byte pieces; GPT-2's byte-level decoder has no such runs):
+    Example (Llama's 256 byte pieces under tokenizers' ByteFallback; GPT-2's byte-level decoder has no such runs):
         >>> import labkit
-        >>> len(run_sensitive_byte_ids(labkit.load("llama-spm", engine="hf"))), len(run_sensitive_byte_ids(labkit.load("gpt2")))
+        >>> from labkit.engines.hf import convert_model_file
+        >>> len(run_sensitive_byte_ids(convert_model_file("llama-spm"))), len(run_sensitive_byte_ids(labkit.load("gpt2")))
         (256, 0)
     """
     try:

@@ -179,7 +179,7 @@ assert [gpt2.decode(ids[:c]) for c in range(len(ids) + 1)] == [reference.decode(
 spm = labkit.load("llama-spm")
 spm_enc = spm.encode("Hello world 🤗 ℤ")
 print(spm_enc.tokens)
-assert spm_enc.ids == labkit.load("llama-spm", engine="hf").encode("Hello world 🤗 ℤ").ids
+assert spm_enc.ids == labkit.load("llama-spm", engine="sentencepiece").encode("Hello world 🤗 ℤ").ids
 assert [byte_fallback_piece(b) for b in "🤗".encode("utf-8")] == spm_enc.tokens[3:7]
 
 # %% [markdown]

@@ -278,7 +278,7 @@ for name in ("bert-bge", "minilm"):
 from labkit.bench.wordpiece import measure
 from labkit.bench.harness import corpus, table as text_table
 
-rows = measure("bert-bge", corpus(0.25), repeat=1)
+rows = measure("minilm", corpus(0.25), repeat=1)
 print(text_table(rows, ["vocab", "engine", "MB/s", "x tokenizers", "exact"]))
 
 # %% [markdown]

@@ -35,6 +35,13 @@ from labkit.streaming.decode_stream import DecodeStream, run_sensitive_byte_ids
 from labkit.streaming.naive import FullRedecodeDecoder, PerTokenDecoder
 from labkit.streaming.utf8 import Utf8StreamDecoder, byte_token_ids, token_bytes
 from labkit.streaming.window_diff import WindowDiffDecoder
+from labkit.engines.hf import convert_model_file
+
+
+def tokenizers_side(name):
+    """``tokenizers`` over a bundled file: the hf engine, or for a llama or bert GGUF (which
+    engine="hf" refuses: tokenizers does not read them as llama.cpp does) its reading by name."""
+    return convert_model_file(name) if name in ("llama-spm", "bert-bge") else labkit.load(name, engine="hf")
 
 pd.set_option("display.max_colwidth", 60)
 qwen = labkit.load("qwen2")  # labkit's own byte-level BPE engine
@@ -351,7 +358,7 @@ from labkit.bench.harness import corpus
 
 corpus_lines = [line for line in corpus(0.01).splitlines() if line.strip()][:25] + [sentence, "Été 🫨 中文 don't ( x ) !"]
 agree = []
-for tok in (qwen, llama, labkit.load("gpt2"), labkit.load("minilm"), labkit.load("llama-spm", engine="hf")):
+for tok in (qwen, llama, labkit.load("gpt2"), labkit.load("minilm"), tokenizers_side("llama-spm")):
     same_chunks = 0
     for line in corpus_lines:
         line_ids = tok.encode(line).ids
@@ -424,8 +431,9 @@ assert seq.text() == qwen.decode(seq.token_ids) and "".join(pieces) == " I am �
 # ## 7. Checked against `tokenizers.decoders.DecodeStream`
 #
 # On the ids of every llama.cpp test vector shipped with the vocabularies, labkit's
-# `DecodeStream` returns the same value as `tokenizers`' at every step (over the
-# `tokenizers` engine), for GPT-2, Qwen2 and BERT. Llama-2 differs, and only in one way,
+# `DecodeStream` returns the same value as `tokenizers`' at every step (over `tokenizers`:
+# the hf engine, or for the llama and bert GGUFs, which it refuses, `tokenizers`' reading of
+# them asked for by name), for GPT-2, Qwen2 and BERT. Llama-2 differs, and only in one way,
 # explained in pitfall 6: labkit holds a `<0xNN>` byte piece until the byte run ends.
 
 # %%
@@ -436,7 +444,7 @@ from labkit.vectors import load_vectors
 summary = []
 llama_diffs = []
 for name in ["gpt2", "qwen2", "bert-bge", "llama-spm"]:
-    tok = labkit.load(name, engine="hf")
+    tok = tokenizers_side(name)
     same = held = 0
     for text, vector_ids in load_vectors(name):
         ours = stream_chunks(labkit.DecodeStream(tok), vector_ids)
@@ -481,7 +489,7 @@ for tok in (llama, qwen):
 # must decode each new id *after* some context and diff, never alone.
 
 # %%
-bert = labkit.load("bert-bge", engine="hf")
+bert = labkit.load("minilm", engine="hf")
 word_ids = bert.encode("tokenization streams").ids
 print([bert.id_to_token(i) for i in word_ids])
 print("alone :", [bert.decode([i]) for i in word_ids])
@@ -616,7 +624,7 @@ cases_bytes = {"C3 A9": b"\xc3\xa9", "C3 A9 80": b"\xc3\xa9\x80", "F0 9F": b"\xf
 rows = []
 for name, engine in [("qwen2", "labkit"), ("qwen2", "hf"), ("qwen2", "tiktoken"), ("llama-spm", "labkit"),
                      ("llama-spm", "hf"), ("llama-spm", "sentencepiece")]:
-    tok = labkit.load(name, engine=engine)
+    tok = tokenizers_side(name) if engine == "hf" else labkit.load(name, engine=engine)
     byte_map = byte_token_ids(tok)
     row = {"vocab": name, "engine": engine}
     for label, data in cases_bytes.items():
@@ -639,7 +647,7 @@ print("Python:", repr(b"\xc3\xa9\x80".decode("utf-8", "replace")), repr(b"\xf0\x
 # step later).
 
 # %%
-llama_hf = labkit.load("llama-spm", engine="hf")
+llama_hf = tokenizers_side("llama-spm")
 lb = byte_token_ids(llama_hf)
 run_ids = llama_hf.encode("Hi").ids + [lb[0xC3], lb[0xA9], lb[0x80]] + llama_hf.encode("ok").ids
 ref = ReferenceStream(skip_special_tokens=False)
@@ -722,7 +730,7 @@ assert got == want
 # %%
 silent_case = [29871] + [1] * 8 + [664]
 for engine in ("labkit", "hf", "sentencepiece"):
-    tok = labkit.load("llama-spm", engine=engine)
+    tok = tokenizers_side("llama-spm") if engine == "hf" else labkit.load("llama-spm", engine=engine)
     want = tok.decode(silent_case, skip_special_tokens=True)
     got = joined(stream_chunks(labkit.DecodeStream(tok, skip_special_tokens=True), silent_case))
     alone = joined(stream_chunks(PerTokenDecoder(tok, skip_special_tokens=True), silent_case))

@@ -614,7 +614,8 @@ for row in counted.values():
 
 # %%
 paragraph = botchan[start:start + 400]
-REFERENCE = {"cl100k_base": "tiktoken", "botchan-unigram": "sentencepiece", "botchan-bpe": "sentencepiece"}
+REFERENCE = {"cl100k_base": "tiktoken", "botchan-unigram": "sentencepiece", "botchan-bpe": "sentencepiece",
+             "llama-spm": "sentencepiece"}
 rows = []
 for name in ["gpt2", "llama-spm", "qwen2", "bert-bge", "cl100k_base", "botchan-unigram", "botchan-bpe", "minilm"]:
     tok = labkit.load(name)

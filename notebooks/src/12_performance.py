@@ -64,8 +64,9 @@ ENGINES = {
     "gpt2": ("labkit", "hf", "tiktoken"),
     "qwen2": ("labkit", "hf", "tiktoken"),
     "cl100k_base": ("labkit", "tiktoken"),
-    "llama-spm": ("labkit", "hf", "sentencepiece"),
-    "bert-bge": ("labkit", "hf"),
+    "llama-spm": ("labkit", "sentencepiece"),  # engine="hf" refuses a llama or bert GGUF (notebook 00)
+    "bert-bge": ("labkit",),
+    "minilm": ("labkit", "hf"),  # bert-bge's vocabulary as a tokenizer.json
     "botchan-unigram": ("labkit", "sentencepiece"),  # engine="hf" refuses a .model (notebook 14)
 }
 toks, load_rows = {}, []

@@ -58,14 +58,15 @@ def servable_pairs(names=BUNDLED, engines=ENGINES) -> list[tuple[str, str]]:
 
 
 MODEL_FILES = ("botchan-unigram", "botchan-bpe")  # bundled SentencePiece .model files
+READ_BY_LLAMA_CPP = ("llama-spm", "bert-bge")  # bundled llama/bert GGUFs, which the hf engine refuses
 
 
 @functools.lru_cache(maxsize=None)
 def compared(name: str, engine: str) -> labkit.Tokenizer:
-    """``loaded(name, engine)``, except that ``"hf"`` over a ``.model`` (which ``labkit.load``
-    refuses) is tokenizers' conversion asked for by name: the tests that pin where the two
-    libraries disagree compare exactly that."""
-    if engine == "hf" and name in MODEL_FILES:
+    """``loaded(name, engine)``, except that ``"hf"`` over a ``.model`` or a llama/bert GGUF
+    (which ``labkit.load`` refuses) is tokenizers' conversion asked for by name: the tests that
+    pin where the libraries disagree compare exactly that."""
+    if engine == "hf" and name in MODEL_FILES + READ_BY_LLAMA_CPP:
         from labkit.engines.hf import convert_model_file
 
         return convert_model_file(name)

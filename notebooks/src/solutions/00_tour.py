@@ -42,12 +42,12 @@ assert check_fewest_tokens("    indented", fewest)
 
 # %% [markdown]
 # **4.** bert-bge lowercases, and "hello world" is already lower case with single spaces, so it
-# comes back exactly with `tokenizers` (the checkers' reference here); "Hello" would not.
-# (labkit's default engine decodes this GGUF as llama.cpp does, which keeps the first word's
-# space: `' hello world'`.)
+# comes back exactly with `tokenizers` (the checkers' reference here, reading the same
+# vocabulary's tokenizer.json, minilm); "Hello" would not. (labkit's default engine decodes
+# this GGUF as llama.cpp does, which keeps the first word's space: `' hello world'`.)
 
 # %%
-bert = labkit.load("bert-bge", engine="hf")
+bert = labkit.load("minilm", engine="hf")
 print(repr(bert.decode(bert.encode("hello world").ids)), repr(labkit.load("bert-bge").decode(bert.encode("hello world").ids)))
 assert check_round_trip("bert-bge", "hello world", True)
 assert check_round_trip("bert-bge", "Hello", False)
