@@ -232,10 +232,16 @@ assert bert.decode(bert.encode(text, add_special_tokens=True).ids, skip_special_
 # an "NFD" that keeps only the *first* code point of a decomposition (a Hangul syllable
 # becomes its first jamo), no 100-character limit, and a decoder that keeps the first word's
 # space and joins `' s` and `n ' t`. labkit serves the GGUF that way; on the 46 llama.cpp
-# vectors the ids are the same as `tokenizers`' (section 5), elsewhere they can differ:
+# vectors the ids are the same as `tokenizers`' (section 5), elsewhere they can differ, which
+# is why `engine="hf"` refuses the GGUF (to compare, `labkit.engines.hf.convert_model_file`
+# gives `tokenizers`' reading of it by name):
 
 # %%
 gguf = labkit.load("bert-bge")
+try:
+    labkit.load("bert-bge", engine="hf")
+except labkit.LabkitError as exc:
+    print(str(exc)[:150], "...")
 gguf_rows = {label: gguf.encode(sample) for label, sample in [("decode", text), ("Korean", "안녕하세요"), ("long word", "x" * 101)]}
 print(repr(gguf.decode(gguf_rows["decode"].ids)), gguf_rows["Korean"].tokens, len(gguf_rows["long word"].ids))
 # llama.cpp's own answers (llama-cpp-python 0.3.36) for these texts
@@ -247,7 +253,7 @@ assert gguf.decode(gguf_rows["Korean"].ids) == " ᄋᄂᄒᄉᄋ" and len(gguf_r
 #
 # The 46 llama.cpp vectors for bge-small (made with HF `tokenizers`) through labkit on
 # all-MiniLM-L6-v2's `tokenizer.json` (padding and truncation off) and on the GGUF of the
-# same vocabulary, against the `tokenizers` engine: ids, offsets, `[CLS] ... [SEP]` framing
+# same vocabulary, against the `tokenizers` engine on that `tokenizer.json`: ids, offsets, `[CLS] ... [SEP]` framing
 # and decode. The GGUF decodes as llama.cpp does, so its decodes differ from `tokenizers`'
 # (the test suite checks them against llama.cpp's own answers), and so do its offsets where
 # llama.cpp's normalisation drops characters.
@@ -257,7 +263,7 @@ from labkit.vectors import load_vectors
 
 vectors = load_vectors("bert-bge")
 for name in ("bert-bge", "minilm"):
-    mine, theirs = labkit.load(name, engine="labkit"), labkit.load(name, engine="hf")
+    mine, theirs = labkit.load(name, engine="labkit"), labkit.load("minilm", engine="hf")
     ok = sum(mine.encode(t, parse_special=False).ids == ids == theirs.encode(t, parse_special=False).ids for t, ids in vectors)
     offsets = sum(mine.encode(t).offsets == theirs.encode(t).offsets for t, _ in vectors)
     framed = sum(mine.encode(t, add_special_tokens=True).ids == theirs.encode(t, add_special_tokens=True).ids for t, _ in vectors)

@@ -128,12 +128,15 @@ assert end_of_generation_ids(qwen2) == (151643, 151645)  # <|endoftext|> and the
 assert "<|im_end|>" in END_OF_TURN_SPELLINGS
 
 # %%
+# the reference library per name: engine="hf" refuses a llama or bert GGUF (notebook 00), so
+# llama-spm is checked with sentencepiece and bert-bge with its vocabulary's tokenizer.json (minilm)
+framing_reference = {"llama-spm": ("llama-spm", "sentencepiece"), "bert-bge": ("minilm", "hf"), "qwen2": ("qwen2", "hf")}
 hello = {}
-for name in ("llama-spm", "bert-bge", "qwen2"):
+for name, (source, engine) in framing_reference.items():
     tok = tokenizers_by_name[name]
     enc = tok.encode("Hello", add_special_tokens=True)
     hello[name] = enc.tokens
-    assert enc.ids == labkit.load(name, engine="hf").encode("Hello", add_special_tokens=True).ids
+    assert enc.ids == labkit.load(source, engine=engine).encode("Hello", add_special_tokens=True).ids
     print(f"{name:10} add_special_tokens=True -> {enc.tokens}")
 assert hello["llama-spm"][0] == "<s>" and hello["bert-bge"][0] == "[CLS]" and hello["bert-bge"][-1] == "[SEP]"
 assert hello["qwen2"] == ["Hello"]

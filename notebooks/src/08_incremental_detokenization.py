@@ -626,7 +626,7 @@ for name, engine in [("qwen2", "labkit"), ("qwen2", "hf"), ("qwen2", "tiktoken")
                      ("llama-spm", "hf"), ("llama-spm", "sentencepiece")]:
     tok = tokenizers_side(name) if engine == "hf" else labkit.load(name, engine=engine)
     byte_map = byte_token_ids(tok)
-    row = {"vocab": name, "engine": engine}
+    row = {"vocab": name, "engine": "hf (tokenizers' reading)" if tok.engine_note else engine}
     for label, data in cases_bytes.items():
         row[label] = repr(tok.decode([byte_map[b] for b in data]))
     row["re-renders runs"] = bool(run_sensitive_byte_ids(tok))
