@@ -171,10 +171,11 @@ LLAMA_SPM_DECODES = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["labkit", "sentencepiece"])
 @pytest.mark.parametrize("ids_, want", LLAMA_SPM_DECODES)
-def test_llama_spm_decodes_as_llama_cpp(ids_, want):
+def test_llama_spm_decodes_as_llama_cpp(ids_, want, engine):
     keep, skip = want if isinstance(want, tuple) else (want, want)
-    tok = labkit.load("llama-spm", engine="labkit")
+    tok = labkit.load("llama-spm", engine=engine)
     assert (tok.decode(ids_), tok.decode(ids_, skip_special_tokens=True)) == (keep, skip)
 
 

@@ -17,9 +17,11 @@ Example:
 """
 from __future__ import annotations
 
+import itertools
+
 import sentencepiece
 
-from labkit.algorithms.llama_spm import SPACE, loops_agree, piece_bytes
+from labkit.algorithms.llama_spm import SPACE, byte_of, loops_agree, piece_bytes
 from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import join_runs
 from labkit.core import MODEL_SPM_BPE, MODEL_SPM_CHAR, MODEL_SPM_WORD, MODEL_UNIGRAM, TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL
@@ -51,6 +53,9 @@ class SentencePieceTokenizer(Tokenizer):
                                             llama_cpp=vocab.format == "gguf")
         # a "llama" GGUF decodes as llama.cpp joins its pieces' bytes (see _decode_as_llama_cpp)
         self._llama_gguf = vocab.format == "gguf" and vocab.model == MODEL_SPM_BPE
+        self._not_normal = frozenset(i for i, kind in enumerate(vocab.token_types) if kind != TOKEN_NORMAL)
+        self._byte_values = {i: byte_of(t) for i, (t, kind) in enumerate(zip(vocab.tokens, vocab.token_types))
+                             if kind == TOKEN_BYTE}
         self._dummy_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # what is_special_id says, as a set: control pieces and special added tokens
         self._special_ids_all = frozenset(i for i in range(len(vocab.tokens)) if self.is_special_id(i))
@@ -105,34 +110,65 @@ class SentencePieceTokenizer(Tokenizer):
         piece that shows text, llama.cpp from the first id only. So byte, control and unknown
         ids give llama.cpp's bytes, and a run of normal ids gives sentencepiece's text, its
         leading space put back unless the run starts the ids."""
+        tokens, not_normal = self.vocab.tokens, self._not_normal
+        if self._sentencepiece_decodes_alike(ids):
+            return self._decode_run(ids)  # the common case: sentencepiece's own call
         out = bytearray()
-        tokens, kinds = self.vocab.tokens, self.vocab.token_types
-        start = 0
-        while start < len(ids):
-            end = start
-            while end < len(ids) and kinds[ids[end]] == TOKEN_NORMAL:
-                end += 1
-            if end == start:
-                piece = piece_bytes(tokens[ids[start]], kinds[ids[start]], not skip_special_tokens)
-                if start == 0 and self._dummy_prefix and piece[:1] == b" ":
-                    piece = piece[1:]  # llama.cpp strips the first id's leading space, a byte's too
-                out += piece
-                start += 1
-                continue
-            text = self._decode_run(ids[start:end])
-            if self._dummy_prefix and start > 0 and tokens[ids[start]].startswith(SPACE):
-                text = " " + text  # sentencepiece strips each run's, llama.cpp only the first id's
-            elif self._dummy_prefix and start == 0 and tokens[ids[0]].startswith(" "):
-                text = text[1:]  # a literal space: llama.cpp strips it too, sentencepiece only a '▁'
-            out += text.encode("utf-8")
-            start = end
+        position = 0
+        for is_normal, group in itertools.groupby(ids, lambda i: i not in not_normal):
+            run = list(group)
+            if is_normal:
+                text = self._decode_run(run)
+                if self._dummy_prefix and position > 0 and tokens[run[0]].startswith(SPACE):
+                    text = " " + text  # sentencepiece strips each run's, llama.cpp only the first id's
+                elif self._dummy_prefix and position == 0 and tokens[run[0]].startswith(" "):
+                    text = text[1:]  # a literal space: llama.cpp strips it too, sentencepiece only a '▁'
+                out += text.encode("utf-8")
+            else:
+                kinds = self.vocab.token_types
+                for offset, i in enumerate(run):
+                    piece = piece_bytes(tokens[i], kinds[i], not skip_special_tokens)
+                    if position + offset == 0 and self._dummy_prefix and piece[:1] == b" ":
+                        piece = piece[1:]  # llama.cpp strips the first id's leading space, a byte's too
+                    out += piece
+            position += len(run)
         return out.decode("utf-8", "replace")
+
+    def _sentencepiece_decodes_alike(self, ids: list[int]) -> bool:
+        """Whether one sentencepiece decode of ``ids`` is llama.cpp's text: the first id a normal
+        piece not starting with a literal space, and the only other ids byte pieces whose runs
+        are valid UTF-8."""
+        if not ids or ids[0] in self._not_normal or self.vocab.tokens[ids[0]].startswith(" "):
+            return False
+        if self._not_normal.isdisjoint(ids):
+            return True
+        byte_values, not_normal, run = self._byte_values, self._not_normal, bytearray()
+        for i in ids:
+            if i not in not_normal:
+                if run:  # a normal id ends a run of bytes
+                    if not _is_utf8(run):
+                        return False
+                    run.clear()
+                continue
+            value = byte_values.get(i)
+            if value is None:
+                return False  # a control, unknown or other id: llama.cpp's rules
+            run.append(value)
+        return _is_utf8(run)
 
     def _decode_run(self, run: list[int]) -> str:
         try:
             return self.backend.decode(run)
         except Exception as exc:
             raise LabkitError(f"{self.name}: sentencepiece could not decode: {exc}") from None
+
+
+def _is_utf8(data: bytes | bytearray) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def build(vocab: VocabData) -> SentencePieceTokenizer:
