@@ -6,6 +6,9 @@ A ``.tiktoken`` file gives the ranks directly (ids = ranks). A byte-level GGUF v
 then "rank = id" orders the merges exactly as the file's merge list does. The split regex
 comes from :mod:`labkit.algorithms.pretokenize`; models that NFC-normalise get NFC first.
 Added tokens become tiktoken "special tokens"; ``parse_special`` picks which are allowed.
+For a GGUF the reference is llama.cpp, and a file where tiktoken could answer otherwise is
+refused at load (:func:`_gguf_differs`: unused tokens, added tokens llama.cpp finds otherwise,
+tokens one of the two makes and the other cannot).
 Introduced in notebook ``00_tour``.
 
 Example:
@@ -24,7 +27,7 @@ from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import get_pre_tokenizer, reference_nfc
 from labkit.algorithms.specials import AddedTokenSplitter, longest_first_differs
 from labkit.core import MODEL_BPE_BYTE
-from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_TYPE_NAMES, TOKEN_USER_DEFINED
+from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_TYPE_NAMES, TOKEN_UNUSED, TOKEN_USER_DEFINED
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
 from labkit.engines.base import applies_nfc, frame, nfc_aligned
 
@@ -239,7 +242,7 @@ def _gguf_differs(vocab: VocabData, pattern: str, ranks: dict[bytes, int]) -> st
 
     for kind in sorted(set(vocab.token_types) - {TOKEN_NORMAL, TOKEN_CONTROL, TOKEN_USER_DEFINED}):
         token = vocab.tokens[vocab.token_types.index(kind)]
-        what = "decodes to nothing in llama.cpp" if kind == 5 else "is decoded by llama.cpp's rules for its type"
+        what = "decodes to nothing in llama.cpp" if kind == TOKEN_UNUSED else "is decoded by llama.cpp's rules for its type"
         return f"the {TOKEN_TYPE_NAMES.get(kind, f'type-{kind}')} token {token!r} {what}"
     differs = longest_first_differs(vocab.added_tokens)
     if differs is not None:
