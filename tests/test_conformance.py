@@ -66,10 +66,15 @@ PAIRS = [
     ("qwen2", "hf", "tiktoken"),
     ("cl100k_base", "hf", "tiktoken"),
     ("llama-spm", "hf", "sentencepiece"),
+    ("llama-spm", "labkit", "sentencepiece"),
     ("botchan-unigram", "hf", "sentencepiece"),
     ("botchan-bpe", "hf", "sentencepiece"),
 ]
 BYTE_LEVEL = {"gpt2", "qwen2", "cl100k_base"}
+# a GGUF decodes as llama.cpp does (the labkit and sentencepiece engines); tokenizers' decoder differs
+# after a hidden leading special token and on invalid byte runs (labkit/engines/hf.py), so there
+# only the ids of the hf pair are compared
+DECODE_NOT_LLAMA_CPP = {("llama-spm", "hf")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,6 +109,8 @@ def _check_agree(name: str, a: str, b: str, text: str) -> None:
                 # offsets: same char spans (NFC inputs, where the alignments are unambiguous)
                 assert ea.offsets == eb.offsets, (name, parse_special, text)
             for skip in (False, True):
+                if (name, a) in DECODE_NOT_LLAMA_CPP:
+                    continue
                 if name not in BYTE_LEVEL and ta.special_tokens.unk_id in ea.ids:
                     continue  # sentencepiece spells <unk> as " ⁇ ", tokenizers as "<unk>"
                 if name not in BYTE_LEVEL and leading_space_pieces_differ(ta, ea.ids, skip):

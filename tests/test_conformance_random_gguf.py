@@ -49,6 +49,27 @@ def test_labkit_serves_what_llama_cpp_serves_and_refuses_what_it_cannot_load(out
     assert hf_refusals and all("llama.cpp" in why for why in hf_refusals)
 
 
+@pytest.mark.parametrize("engine", ["tiktoken", "sentencepiece"])
+def test_reference_engines_give_llama_cpps_answers_or_refuse_at_load(outcomes, reference, engine):
+    results = {seed: r[engine] for seed, r in outcomes.items()}
+    assert {s: r for s, r in results.items() if r.startswith("differs")} == {}
+    if engine == "tiktoken":
+        assert sum(r == "exact" for r in results.values()) >= 20, results  # served where it can be exact
+        # a file llama.cpp loads (and labkit does not refuse for every engine) is refused naming the
+        # engine that serves it as llama.cpp does
+        assert all("engine='labkit'" in r or "engines that can: labkit" in r for s, r in results.items()
+                   if r.startswith("refused") and "refused" not in reference[s] and "hash map's order" not in r)
+
+
+def test_the_tiktoken_check_can_fail(reference, tmp_path, monkeypatch):
+    # without the GGUF checks, tiktoken serves files it decodes (an unused token) or splits otherwise
+    from labkit.engines import tiktoken_engine
+
+    monkeypatch.setattr(tiktoken_engine, "_gguf_differs", lambda *args: None)
+    results = [rg.check_seed(seed, reference[seed], tmp_path, engines=("tiktoken",))["tiktoken"] for seed in (11, 30, 75)]
+    assert all(r.startswith("differs") for r in results), results
+
+
 def test_the_draws_cover_every_rule(reference):
     drawn = [rg.draw_file(seed) for seed in SEEDS]
     extra = [(t, k) for d in drawn for t, k in zip(d.tokens, d.types) if t in rg.POOL]

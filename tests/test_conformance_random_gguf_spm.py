@@ -38,6 +38,26 @@ def test_labkit_gives_llama_cpps_answers_or_refuses_what_it_cannot_load(outcomes
     assert counts["exact"] >= 100, counts
 
 
+@pytest.mark.parametrize("engine", ["sentencepiece", "tiktoken"])
+def test_reference_engines_give_llama_cpps_answers_or_refuse_at_load(outcomes, reference, engine):
+    results = {seed: r[engine] for seed, r in outcomes.items()}
+    assert {s: r for s, r in results.items() if r.startswith("differs")} == {}
+    if engine == "sentencepiece":
+        assert sum(r == "exact" for r in results.values()) >= 10, results  # served where its loop is llama.cpp's
+        assert all("engine='labkit'" in r for s, r in results.items()
+                   if r.startswith("refused") and "refused" not in reference[s] and "hash map's order" not in r), results
+
+
+def test_the_sentencepiece_check_can_fail(reference, tmp_path, monkeypatch):
+    # without the GGUF checks, sentencepiece gives <unk> where llama.cpp spells bytes, merges otherwise ...
+    from labkit.engines import sentencepiece_engine
+
+    monkeypatch.setattr(sentencepiece_engine, "gguf_differs", lambda vocab: None)
+    results = [rg.check_seed(seed, reference[seed], tmp_path, engines=("sentencepiece",), family="spm")["sentencepiece"]
+               for seed in range(4, 10)]
+    assert sum(r.startswith("differs") for r in results) >= 3, results
+
+
 def test_the_draws_and_answers_cover_every_rule(reference):
     served = [reference[s] for s in rgs.SEEDS if "refused" not in reference[s]]
     answers = [a for e in served for a in e["plain"]]
@@ -152,10 +172,11 @@ LLAMA_SPM_DECODES = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["labkit", "sentencepiece"])
 @pytest.mark.parametrize("ids_, want", LLAMA_SPM_DECODES)
-def test_llama_spm_decodes_as_llama_cpp(ids_, want):
+def test_llama_spm_decodes_as_llama_cpp(ids_, want, engine):
     keep, skip = want if isinstance(want, tuple) else (want, want)
-    tok = labkit.load("llama-spm", engine="labkit")
+    tok = labkit.load("llama-spm", engine=engine)
     assert (tok.decode(ids_), tok.decode(ids_, skip_special_tokens=True)) == (keep, skip)
 
 

@@ -34,6 +34,25 @@ def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
     assert counts["exact"] >= 40, counts
 
 
+@pytest.mark.parametrize("engine", ["sentencepiece", "tiktoken"])
+def test_reference_engines_refuse_every_t5_gguf(outcomes, engine):
+    results = {seed: r[engine] for seed, r in outcomes.items()}
+    assert all(r.startswith("refused") for r in results.values()), results
+    if engine == "sentencepiece":  # llama.cpp's t5 loop is its own: named, with the engine that serves it
+        assert all("Unigram loop of its own" in r and "engine='labkit'" in r
+                   for r in results.values() if "hash map's order" not in r), results
+
+
+def test_the_sentencepiece_check_can_fail(reference, tmp_path, monkeypatch):
+    # served, sentencepiece differs from llama.cpp's t5 loop on most files
+    from labkit.engines import sentencepiece_engine
+
+    monkeypatch.setattr(sentencepiece_engine, "gguf_differs", lambda vocab: None)
+    results = [rg.check_seed(seed, reference[seed], tmp_path, engines=("sentencepiece",), family="ugm")["sentencepiece"]
+               for seed in range(0, 3)]
+    assert all(r.startswith("differs") for r in results), results
+
+
 def test_the_draws_and_answers_cover_every_rule(reference):
     served = [reference[s] for s in rgu.SEEDS if "refused" not in reference[s]]
     for mode in ("special", "bos_plain", "skip"):

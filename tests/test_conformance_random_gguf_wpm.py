@@ -34,6 +34,11 @@ def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
     assert counts["exact"] >= 80, counts
 
 
+@pytest.mark.parametrize("engine", ["sentencepiece", "tiktoken"])
+def test_reference_engines_refuse_every_bert_gguf(outcomes, engine):
+    assert all(r[engine].startswith("refused") for r in outcomes.values())
+
+
 def test_the_draws_and_answers_cover_every_rule(reference):
     served = [reference[s] for s in rgw.SEEDS if "refused" not in reference[s]]
     for mode in ("special", "bos_plain", "skip"):

@@ -54,7 +54,7 @@ from labkit.paths import data_path
 
 # the names the stored answers were drawn from (later ones are checked in tests/test_pre_types_llama_cpp.py)
 PRE_NAMES = tuple(sorted(set(LLAMA_CPP_PRE_NAMES) - set(NEWER_PRE_NAMES)))
-ENGINES = ("labkit", "hf")
+ENGINES = ("labkit", "hf", "sentencepiece", "tiktoken")  # every engine that may serve a GGUF
 REFERENCE = "gguf/random_llama_cpp.json"
 SEEDS = range(0, 150)  # the seeds the stored answers cover
 # spellings real GGUFs hold, which llama.cpp's load-time rules look at

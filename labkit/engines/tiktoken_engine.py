@@ -6,6 +6,9 @@ A ``.tiktoken`` file gives the ranks directly (ids = ranks). A byte-level GGUF v
 then "rank = id" orders the merges exactly as the file's merge list does. The split regex
 comes from :mod:`labkit.algorithms.pretokenize`; models that NFC-normalise get NFC first.
 Added tokens become tiktoken "special tokens"; ``parse_special`` picks which are allowed.
+For a GGUF the reference is llama.cpp, and a file where tiktoken could answer otherwise is
+refused at load (:func:`_gguf_differs`: unused tokens, added tokens llama.cpp finds otherwise,
+tokens one of the two makes and the other cannot).
 Introduced in notebook ``00_tour``.
 
 Example:
@@ -15,15 +18,16 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import tiktoken
 
 from labkit.algorithms.bytes_unicode import char_spans, try_gpt2_to_bytes
 from labkit.algorithms.pretokenize import get_pre_tokenizer, reference_nfc
-from labkit.algorithms.specials import AddedTokenSplitter
+from labkit.algorithms.specials import AddedTokenSplitter, longest_first_differs
 from labkit.core import MODEL_BPE_BYTE
-from labkit.core import TOKEN_NORMAL
+from labkit.core import TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_TYPE_NAMES, TOKEN_UNUSED, TOKEN_USER_DEFINED
 from labkit.core import Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData, library_failure
 from labkit.engines.base import applies_nfc, frame, nfc_aligned
 
@@ -169,28 +173,112 @@ def _ranks_from_vocab(vocab: VocabData) -> dict[bytes, int]:
             last = made
         if vocab.format == "hf_json":
             _check_merges_are_the_ranks(vocab, ranks)
+        elif vocab.format == "gguf":
+            # llama.cpp merges into any token; the merges into tokens tiktoken ranks must be
+            # exactly what its ranks imply (those into other tokens are _gguf_differs' business)
+            ranked = {vocab.tokens[rank] for rank in ranks.values()}
+            made = {left + right for left, right in vocab.merges}
+            # a token no merge makes is weighed by _gguf_differs too; the check leaves it out
+            orphans = frozenset(rank for rank in ranks.values() if vocab.tokens[rank] not in made)
+            _check_merges_are_the_ranks(vocab, ranks, [m for m in vocab.merges if m[0] + m[1] in ranked], orphans)
     return ranks
 
 
-def _check_merges_are_the_ranks(vocab: VocabData, ranks: dict[bytes, int]) -> None:
+@functools.lru_cache(maxsize=4)
+def _implied_merges(by_rank: tuple[bytes | None, ...]) -> tuple[tuple[str, str], ...]:
+    # deriving qwen2's 151k merges takes about a second; the same ranks loaded again reuse them
+    from labkit.algorithms.bpe_merges import merges_from_ranks
+
+    return tuple(merges_from_ranks(by_rank))
+
+
+def _check_merges_are_the_ranks(vocab: VocabData, ranks: dict[bytes, int], listed=None,
+                                left_out: frozenset[int] = frozenset()) -> None:
     """tiktoken joins any two neighbours whose bytes make a token; a merges list joins only the
     pairs it lists. The two agree when the list is exactly what tiktoken's ranks imply (each
     token the two parts rank BPE leaves on its bytes), as for trained vocabularies; a user's
     tokenizer.json need not be one, and then tiktoken is refused."""
-    from labkit.algorithms.bpe_merges import merges_from_ranks
-
     by_rank: list[bytes | None] = [None] * (max(ranks.values(), default=-1) + 1)
     for raw, rank in ranks.items():
-        by_rank[rank] = raw
+        if rank not in left_out or len(raw) == 1:
+            by_rank[rank] = raw
     try:
-        implied = merges_from_ranks(by_rank)
+        implied = list(_implied_merges(tuple(by_rank)))
     except FormatError as exc:
         raise EngineUnavailable(f"{vocab.name}: tiktoken would join tokens the merges never make ({exc})") from None
-    listed = [tuple(pair) for pair in vocab.merges]
+    listed = [tuple(pair) for pair in (vocab.merges if listed is None else listed)]
     if implied != listed:
         where = next((k for k, (a, b) in enumerate(zip(implied, listed)) if a != b), min(len(implied), len(listed)))
         raise EngineUnavailable(f"{vocab.name}: merge #{where} is not the one tiktoken's ranks imply, so tiktoken "
                                 "would merge differently")
+
+
+# characters of each class the split patterns tell apart, put around a token's text to see
+# whether some piece can hold it (letters, marks, digits, punctuation, spaces, line breaks, CJK)
+_PIECE_CONTEXTS = ("", " ", "  ", "\t", "\n", "a", "Z", "é", "\u0301", "1", "١", "!", "'", "_", "中")
+
+
+def _inside_one_piece(text: str, pattern) -> bool:
+    """Whether the split ``pattern`` (compiled) leaves ``text`` inside one piece for some text
+    around it (probed with :data:`_PIECE_CONTEXTS` on both sides)."""
+    for before in _PIECE_CONTEXTS:
+        start, end = len(before), len(before) + len(text)
+        for after in _PIECE_CONTEXTS:
+            if any(m.start() <= start and end <= m.end() for m in pattern.finditer(before + text + after)):
+                return True
+    return False
+
+
+def _gguf_differs(vocab: VocabData, pattern: str, ranks: dict[bytes, int]) -> str | None:
+    """Why tiktoken would serve this byte-level GGUF otherwise than llama.cpp, or None.
+
+    llama.cpp decodes an unused token to nothing (tiktoken: its spelling); it matches added
+    tokens longest first (tiktoken: in hash order where one spelling begins another); and its
+    BPE joins two symbols into any token a merge makes, or (whole-word lookup) finds any token
+    whole, while tiktoken's ranks hold only the normal ones. Such a token matters only where
+    its text can lie inside one piece of the split.
+    """
+    import regex
+
+    for kind in sorted(set(vocab.token_types) - {TOKEN_NORMAL, TOKEN_CONTROL, TOKEN_USER_DEFINED}):
+        token = vocab.tokens[vocab.token_types.index(kind)]
+        what = "decodes to nothing in llama.cpp" if kind == TOKEN_UNUSED else "is decoded by llama.cpp's rules for its type"
+        return f"the {TOKEN_TYPE_NAMES.get(kind, f'type-{kind}')} token {token!r} {what}"
+    differs = longest_first_differs(vocab.added_tokens)
+    if differs is not None:
+        return f"llama.cpp finds added tokens longest first: {differs}"
+    spellings = sorted({a.content for a in vocab.added_tokens if a.content})
+    for shorter, longer in zip(spellings, spellings[1:]):  # sorted: a spelling another begins with is just before it
+        if longer.startswith(shorter):
+            return f"the added tokens {shorter!r} and {longer!r} begin alike, which tiktoken tries in no fixed order"
+    ranked = {vocab.tokens[rank]: raw for raw, rank in ranks.items()}
+    made = {left + right for left, right in vocab.merges or ()}
+    whole_word = get_pre_tokenizer(vocab.pre or "default").ignore_merges
+    compiled = regex.compile(pattern)
+    for index, token in enumerate(vocab.tokens):
+        if token in ranked:
+            raw = ranked[token]
+            if len(raw) == 1 or token in made:
+                continue  # tiktoken and llama.cpp both make it (the merges are the ranks', checked)
+            joinable = any(token[:k] in ranked and token[k:] in ranked for k in range(1, len(token)))
+            if whole_word and not joinable:
+                continue  # found whole by both, joined into by neither
+            how = "tiktoken makes (joined or whole) and llama.cpp's merges never do"
+        elif token in made or whole_word:
+            raw = try_gpt2_to_bytes(token)
+            if raw is None:
+                continue  # no byte-level text spells it: no piece of text becomes it
+            how = f"{'a merge' if token in made else 'the whole-word lookup'} of llama.cpp's gives and tiktoken's ranks never do"
+        else:
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None  # part of a character: inside that character's piece
+        if text is None or _inside_one_piece(text, compiled):
+            kind = TOKEN_TYPE_NAMES.get(vocab.token_types[index], "")
+            return f"the {kind} token {token!r} can lie inside one piece of the split, which {how}"
+    return None
 
 
 def build(vocab: VocabData) -> TiktokenTokenizer:
@@ -221,6 +309,11 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
             "which tiktoken would drop"
         )
     ranks = _ranks_from_vocab(vocab)
+    if vocab.format == "gguf":
+        differs = _gguf_differs(vocab, pattern, ranks)
+        if differs is not None:
+            raise EngineUnavailable(f"{vocab.name}: engine 'tiktoken' would serve this GGUF otherwise than llama.cpp "
+                                    f"({differs}); engine='labkit' serves it as llama.cpp does")
     # an empty added token matches nowhere, and tiktoken's encoder loops forever on one
     specials = {a.content: a.id for a in vocab.added_tokens if a.content}
     try:
