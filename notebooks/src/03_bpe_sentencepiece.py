@@ -230,7 +230,9 @@ token_spans(llama, "🦙 llama")
 # invalid run, `sentencepiece` one per malformed byte, keeping valid characters, and
 # llama.cpp writes the bytes as they are, so a reader replacing each broken sequence once
 # (Python's `errors="replace"`) keeps the `A`. labkit decodes a GGUF like llama.cpp (its
-# reference) and a `.model` like sentencepiece:
+# reference) and a `.model` like sentencepiece; so does its `sentencepiece` engine, which on a
+# GGUF hands sentencepiece only the runs it decodes as llama.cpp does (`.backend` is the
+# library itself):
 
 # %%
 llama_ids = llama.encode("🦙").ids
@@ -238,11 +240,11 @@ print(llama_ids, "->", [llama.decode(llama_ids[:k]) for k in range(len(llama_ids
 broken = [llama.token_to_id("<0xF0>"), llama.token_to_id("<0x9F>"), llama.token_to_id("<0x41>")]
 ref_hf = convert_model_file("llama-spm")
 ref_sp = labkit.load("llama-spm", engine="sentencepiece")
-print("tokenizers:", repr(ref_hf.decode(broken)), " sentencepiece:", repr(ref_sp.decode(broken)),
-      " labkit:", repr(llama.decode(broken)))
+print("tokenizers:", repr(ref_hf.decode(broken)), " sentencepiece:", repr(ref_sp.backend.decode(broken)),
+      " labkit:", repr(llama.decode(broken)), " labkit's sentencepiece engine:", repr(ref_sp.decode(broken)))
 # llama.cpp's llama_detokenize gives the bytes F0 9F 41: '\ufffdA' (llama-cpp-python 0.3.36)
-assert llama.decode(broken) == "\ufffdA" and ref_hf.decode(broken) == "\ufffd\ufffd\ufffd"
-assert ref_sp.decode(broken) == "\ufffd\ufffdA"
+assert llama.decode(broken) == ref_sp.decode(broken) == "\ufffdA" and ref_hf.decode(broken) == "\ufffd\ufffd\ufffd"
+assert ref_sp.backend.decode(broken) == "\ufffd\ufffdA"
 
 # %% [markdown]
 # A vocabulary **without** byte fallback, like the 1,000-piece `botchan` BPE model, has only
