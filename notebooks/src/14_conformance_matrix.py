@@ -300,6 +300,45 @@ print("an exact .model,", random_spm.describe(first_spm))
 print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 
 # %% [markdown]
+# ### A GGUF against llama.cpp, with every engine
+#
+# For a GGUF the reference is llama.cpp, so every engine labkit offers is measured against
+# llama.cpp's stored answers, not only labkit's own: random files of each of the four
+# tokenizer models llama.cpp knows (byte-level BPE, SentencePiece-style "llama", "bert" and
+# "t5"), and the four bundled GGUFs on 307 random texts and 505 id lists each
+# (`python -m labkit.conformance.shipped_gguf`). A library engine whose loop is not llama.cpp's
+# refuses the file at load: `tokenizers` every llama and bert file (it merges by rank, turns a
+# broken byte run into U+FFFD per byte, and normalises with its own tables), `sentencepiece`
+# every t5 file and the llama files where its merge loop can make other tokens than llama.cpp's.
+
+# %%
+from labkit.conformance import shipped_gguf
+
+family_seeds = {"byte": range(150), "spm": range(120), "wpm": range(100), "ugm": range(40)}
+family_label = {"byte": "byte-level", "spm": "llama", "wpm": "bert", "ugm": "t5"}
+gguf_rows = {}
+for family, seeds in family_seeds.items():
+    counts = random_gguf.run_seeds(seeds, random_gguf.load_reference(None, family), engines=random_gguf.ENGINES, family=family)
+    gguf_rows[f"{family_label[family]} ({len(seeds)} files)"] = {
+        engine: " / ".join(str(counts[engine, kind]) for kind in ("exact", "refused", "differs")) for engine in random_gguf.ENGINES}
+shipped_reference = shipped_gguf.load_reference()
+for name in shipped_gguf.NAMES:
+    case = shipped_gguf.case_of(name)
+    gguf_rows[f"bundled {name}"] = {engine: shipped_gguf.check(name, engine, shipped_reference[name], case).split(":")[0]
+                                    for engine in random_gguf.ENGINES}
+gguf_table = pd.DataFrame(gguf_rows).T
+print("random files: exact / refused / differs; bundled files: the result (documented choices counted)")
+gguf_table
+
+# %%
+random_cells = [cell for row in gguf_table.index if "files" in row for cell in gguf_table.loc[row]]
+assert all(cell.endswith(" / 0") for cell in random_cells)  # no engine differs on any random file
+assert not any(cell.startswith("differs") for cell in gguf_table.to_numpy().ravel())
+assert gguf_table.loc["bundled llama-spm", "hf"] == gguf_table.loc["bundled bert-bge", "hf"] == "refused"
+assert gguf_table.loc["bundled llama-spm", "sentencepiece"] == "exact"
+assert gguf_table.loc["bundled qwen2", "labkit"].startswith("exact, ") and "ids as documented" in gguf_table.loc["bundled qwen2", "labkit"]
+
+# %% [markdown]
 # One thing the `.tiktoken` draws found: a file in which some byte has no rank. tiktoken
 # keeps such a byte as a part (a merge may still take it in, as in `'zqab'` below) and fails
 # when it is left alone. labkit's own engine follows tiktoken and, where tiktoken fails,
