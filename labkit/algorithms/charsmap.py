@@ -605,6 +605,14 @@ class SpmNormalizer:
         for symbol in sorted(self.user_defined, key=lambda s: (-len(s), s)):
             self._user_by_first.setdefault(symbol[0], []).append(symbol)
         self._user_bytes = sorted((s.encode("utf-8") for s in self.user_defined), key=len, reverse=True)
+        # llama.cpp's t5 normaliser walks a byte trie of these symbols as deep as the text lets
+        # it and copies that many bytes as they are, a whole symbol or not (a "partial match")
+        self._user_trie: dict[int, dict] = {}
+        self._user_longest = max(map(len, self._user_bytes), default=0)
+        for raw in self._user_bytes:
+            node = self._user_trie
+            for byte in raw:
+                node = node.setdefault(byte, {})
         self._space = SPACE_SYMBOL if self.escape_whitespaces else " "
         self._prepare_fast_path()
 
@@ -780,6 +788,10 @@ class SpmNormalizer:
 
     # -- the byte-level step (sentencepiece's NormalizePrefix) -------------------
     def _normalize_prefix_bytes(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        if self.compat == "llama.cpp":
+            depth = self._user_path_bytes(data, pos)
+            if depth:
+                return data[pos:pos + depth], depth
         for symbol in self._user_bytes:
             if data.startswith(symbol, pos):
                 return symbol, len(symbol)
@@ -996,10 +1008,32 @@ class SpmNormalizer:
             pos += consumed
         return chunks
 
+    def _user_path_bytes(self, data: bytes, pos: int) -> int:
+        """How many bytes from ``pos`` walk down the user-defined symbols' trie (llama.cpp's
+        ``naive_trie::get_longest_prefix``: the deepest path, whether or not a symbol ends there).
+
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> SpmNormalizer(None, user_defined=["<extra_id_0>"], compat="llama.cpp")._user_path_bytes(b"a<ext!", 1)
+            4
+        """
+        node, depth = self._user_trie, 0
+        while pos + depth < len(data):
+            node = node.get(data[pos + depth])
+            if node is None:
+                break
+            depth += 1
+        return depth
+
     def _normalize_prefix_str(self, text: str, pos: int) -> tuple[str, int] | None:
         """One step of the walk at char ``pos``: (replacement, chars consumed), or None when
         the longest key ends inside a character."""
         first = text[pos]
+        if self.compat == "llama.cpp" and first in self._user_first:
+            # ASCII symbols (a GGUF with others is refused): their byte trie is a char trie here
+            depth = self._user_path_bytes(text[pos:pos + self._user_longest].encode("utf-8", "surrogatepass"), 0)
+            if depth:
+                return text[pos:pos + depth], depth
         for symbol in self._user_by_first.get(first, ()):
             if text.startswith(symbol, pos):
                 return symbol, len(symbol)

@@ -221,12 +221,12 @@ def build(vocab: VocabData) -> LabkitUnigramTokenizer:
         raise EngineUnavailable(f"{vocab.name}: a Unigram vocabulary needs an unknown token")
     user = [t for t, kind in zip(vocab.tokens, vocab.options.get("lattice_token_types", ())) if kind == TOKEN_USER_DEFINED]
     # llama.cpp's user-defined trie answers with the longest *path* it can walk, a whole token or
-    # not, and its normaliser copies that many bytes as they are: text that begins like a
-    # user-defined token skips the charsmap, and a first byte shared with another character splits
-    # that character apart. Without a charsmap and with ASCII tokens the copy changes nothing
-    unsafe = [t for t in user if not t.isascii() or vocab.normalizer.get("charsmap")]
+    # not, and its normaliser copies that many bytes as they are (SpmNormalizer does too, for
+    # compat="llama.cpp"); a path that ends inside a non-ASCII character splits it into bytes
+    # that are no longer UTF-8, which labkit's str lattice cannot hold
+    unsafe = [t for t in user if not t.isascii()]
     if vocab.format == "gguf" and unsafe:
         raise LabkitError(f"{vocab.name}: llama.cpp's t5 normaliser copies text that begins like the user-defined "
-                          f"token {unsafe[0]!r} byte for byte (a partial trie match), which labkit does not reproduce "
-                          "with a charsmap or a non-ASCII token")
+                          f"token {unsafe[0]!r} byte for byte (a partial trie match) and can split a character "
+                          "there, which labkit does not reproduce for a non-ASCII token")
     return LabkitUnigramTokenizer(vocab)
