@@ -49,7 +49,8 @@ refs = {name: labkit.load(source, engine=engine) for name, (source, engine) in R
 # %% tags=["nbval-ignore-output"]
 # which engine serves each file by default (this depends on which engines exist)
 for name in NAMES:
-    print(f"{name:16} default engine: {toks[name].engine:8}  reference: {refs[name].engine:13} {type(refs[name].backend).__name__}")
+    source = "" if REFERENCE[name][0] == name else f" on {REFERENCE[name][0]}'s tokenizer.json"
+    print(f"{name:16} default engine: {toks[name].engine:8}  reference: {refs[name].engine:13} {type(refs[name].backend).__name__}{source}")
 
 # %%
 import pandas as pd
@@ -276,7 +277,8 @@ for name in NAMES:
         if name != "bert-bge" and (ref.special_tokens.unk_id not in a.ids or ref.engine != "sentencepiece"):
             assert ours.decode(a.ids) == ref.decode(a.ids), (name, text)
             same_decode += 1
-    report.append({"name": name, "engine": ours.engine, "compared with": ref.engine,
+    report.append({"name": name, "engine": ours.engine,
+                   "compared with": ref.engine + ("" if REFERENCE[name][0] == name else f" ({REFERENCE[name][0]})"),
                    "encodings equal": same_ids, "decodes equal": same_decode})
 pd.DataFrame(report).set_index("name")
 
