@@ -25,7 +25,10 @@ Example:
 from __future__ import annotations
 
 import heapq
+import re
 import struct
+from itertools import compress, count
+from operator import add, not_
 from typing import Sequence
 
 from labkit.core import LabkitError
@@ -60,10 +63,23 @@ class LlamaSpm:
         self.byte_ids: list[int | None] = [
             self.token_to_id.get(f"<0x{b:02X}>", self.token_to_id.get(chr(b)) if b < 0x80 else None)
             for b in range(256)]
-        # every two characters side by side in some token: only those can ever be joined
-        self._joinable = frozenset(t[k:k + 2] for t in self.tokens for k in range(len(t) - 1))
+        # every two characters side by side in a token some merge can make: only those can ever be joined
+        self._joinable = frozenset(t[k:k + 2] for t in tokens_merges_make(self.tokens) for k in range(len(t) - 1))
+        # characters that are tokens and sit in no such pair (llama's digits): each is always its own token
+        joined_chars = set("".join(self._joinable))
+        isolated = sorted(t for t in self.token_to_id if len(t) == 1 and t not in joined_chars)
+        self._isolated_re = re.compile("([" + "".join(map(re.escape, isolated)) + "]+)") if isolated else None
         # a loop that gives _merged's symbols faster, where one is known to (set by the engine)
         self.fast_merge = None
+
+    def symbols(self, text: str) -> list[str]:
+        """The symbols the merge loop leaves (each a token, or one character no merge joined).
+
+        Example:
+            >>> LlamaSpm(["a", "b", "ab"], [0, 0, -1]).symbols("abc")
+            ['ab', 'c']
+        """
+        return (self.fast_merge or self._merged)(text)
 
     def encode(self, text: str) -> list[int]:
         """The ids of one stretch of text whose spaces are already ``▁``.
@@ -77,6 +93,44 @@ class LlamaSpm:
         """
         return [token for token, _, _ in self.encode_spans(text)]
 
+    def encode_ids(self, text: str) -> list[int]:
+        """:meth:`encode`'s ids without building spans: the symbols looked up in one pass, the
+        span loop only when one of them is a character no token spells (its bytes).
+
+        Example:
+            >>> LlamaSpm(["x", "<0x79>"], [0, 0]).encode_ids("xyx")
+            [0, 1, 0]
+        """
+        ids = list(map(self.token_to_id.get, self.symbols(text)))  # in C: one pass
+        if None in ids:
+            return [token for token, _, _ in self.encode_spans(text)]
+        return ids
+
+    def cut(self, text: str) -> list[str]:
+        """``text`` in chunks that merge independently: cut between two characters that sit side
+        by side in no token a merge can make. The chunks' tokens, joined, are the text's, so a
+        long stretch without spaces merges in short chunks that a cache can keep.
+
+        Example:
+            >>> LlamaSpm(["a", "b", "ab", "c"], [0, 0, -1, 0]).cut("abcab")
+            ['ab', 'c', 'ab']
+        """
+        if len(text) < 2:
+            return [text]
+        # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
+        cuts = list(compress(count(1), map(not_, map(self._joinable.__contains__, map(add, text, text[1:])))))
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+    def isolated_runs(self, text: str) -> list[str]:
+        """``text`` split around runs of characters that are tokens no merge ever joins (llama's
+        digits): odd items are such runs, one token per character; even items the text between.
+
+        Example:
+            >>> LlamaSpm(["a", "b", "ab", "1", "2"], [0, 0, -1, 0, 0]).isolated_runs("ab12ba")
+            ['ab', '12', 'ba']
+        """
+        return [text] if self._isolated_re is None else self._isolated_re.split(text)
+
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) per token, character offsets into ``text`` (a byte token spans its character).
 
@@ -86,7 +140,7 @@ class LlamaSpm:
         """
         out: list[tuple[int, int, int]] = []
         start = 0
-        for piece in (self.fast_merge or self._merged)(text):
+        for piece in self.symbols(text):
             end = start + len(piece)
             token = self.token_to_id.get(piece)
             if token is not None:
@@ -143,6 +197,22 @@ class LlamaSpm:
                     if token is not None:
                         push(heap, (-scores[token], x, y, len(joined)))
         return [s for s in symbols if s]
+
+
+def tokens_merges_make(tokens: Sequence[str]) -> set[str]:
+    """The tokens llama.cpp's loop can make: those two symbols spell, a symbol being a token it
+    can make or a single character (what every symbol starts as).
+
+    Example:
+        >>> sorted(tokens_merges_make(["a", "b", "ab", "<0x41>"]))
+        ['ab']
+    """
+    made: set[str] = set()
+    for token in sorted(set(tokens), key=len):  # a token's halves are shorter: they are settled first
+        if any((k == 1 or token[:k] in made) and (k == len(token) - 1 or token[k:] in made)
+               for k in range(1, len(token))):
+            made.add(token)
+    return made
 
 
 def loops_agree(tokens: Sequence[str], types: Sequence[int]) -> bool:

@@ -5,7 +5,9 @@ llama.cpp is the reference for a GGUF, and its "llama" tokenizer is not sentence
 holds, every token a merge result, no ``<unk>``. Per stretch of ordinary text (added tokens
 are split off by the base class, as llama.cpp does): a space in front when the file adds a
 space prefix and the stretch starts the text or follows an added token, every space ``▁``,
-then the merge loop, word by word with a cache where no token can join two words. Decoding
+then the merge loop, word by word with a cache where no token can join two words (a long
+word in chunks no merge crosses, each through the cache; ids without spans when only ids
+are read). Decoding
 is ``llama_detokenize``'s (:func:`labkit.algorithms.llama_spm.detokenize`). The engine keeps
 what :class:`~labkit.engines.labkit_spm_bpe.SpmBpeTokenizer` shows (``.model``, the textbook
 loops on the same vocabulary, ``.normalizer``) for the notebooks; ids come from the loop here.
@@ -19,9 +21,11 @@ Example:
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
+from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS
 from labkit.core import MODEL_SPM_BPE, TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
 from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
@@ -51,13 +55,16 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
                               "ends its process when it decodes it")
         self.llama = LlamaSpm(vocab.tokens, vocab.scores)
         if loops_agree(vocab.tokens, vocab.token_types) and not self.model.user_defined:
-            # the same symbols from sentencepiece's chunked bucket loop (notebook 02 §5): long
-            # words without spaces cost a few passes instead of a heap entry per pair
+            # the same symbols from sentencepiece's loops (notebook 02 §5): a rescan for a short
+            # word, the chunked bucket loop for a long one instead of a heap entry per pair
             self.llama.fast_merge = self._sentencepiece_symbols
         self.add_space_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # cutting into words is exact when no token holds a '▁' after another character
         self._words = _WORDS if all(SPACE not in t.lstrip(SPACE) for t in vocab.tokens) else None
+        # a word's (or a long word's chunk's) tokens depend on its text only: two caches, the
+        # spans for offsets and the bare ids for the ids-only path (no tuple per token there)
         self._llama_cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
+        self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path).
@@ -70,39 +77,114 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         """
         super().clear_cache()
         self._llama_cache.clear()
+        self._ids_cache.clear()
 
     def _sentencepiece_symbols(self, word: str) -> list[str]:
         """llama.cpp's symbols for ``word`` from sentencepiece's loops (only where
         :func:`~labkit.algorithms.llama_spm.loops_agree`): a run of characters no token joins
-        (llama's digits) stays one symbol each, the rest goes through the chunked bucket loop."""
+        (llama's digits) stays one symbol each, the rest goes through the rescan (short) or the
+        chunked bucket loop (long)."""
+        model = self.model
         out: list[str] = []
-        for index, part in enumerate(self.model.isolated_runs(word)):
+        for index, part in enumerate(self.llama.isolated_runs(word)):
             if index % 2:
                 out += part
-            elif part:
-                out += self.model.merge_buckets(part)
+            elif len(part) <= SHORT_TEXT_CHARS:
+                out += model.merge_naive(part) if part else ()
+            else:
+                out += model.merge_buckets(part)
         return out
 
-    def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
-        spans = self._llama_cache.get(word)
+    def _chunks(self, word: str) -> list[tuple[bool, str]]:
+        """A word in pieces that merge independently, each (isolated, text): a run of characters
+        no merge joins (one token each), or a chunk between two cuts (:meth:`LlamaSpm.cut`).
+        A word short enough to cache is one piece: its cache entry covers it whole."""
+        if len(word) <= CACHED_WORD_CHARS:
+            return [(False, word)]
+        out: list[tuple[bool, str]] = []
+        for index, part in enumerate(self.llama.isolated_runs(word)):
+            if index % 2:
+                out.append((True, part))
+            elif part:
+                out += [(False, chunk) for chunk in self.llama.cut(part)]
+        return out
+
+    def _chunk_spans(self, chunk: str) -> tuple[tuple[int, int, int], ...]:
+        spans = self._llama_cache.get(chunk)
         if spans is None:
             try:
-                spans = tuple(self.llama.encode_spans(word))
+                spans = tuple(self.llama.encode_spans(chunk))
             except LabkitError as exc:
                 raise LabkitError(f"{self.vocab.name}: {exc}") from None
-            if len(word) <= CACHED_WORD_CHARS:
-                self._llama_cache[word] = spans
+            if len(chunk) <= CACHED_WORD_CHARS:
+                self._llama_cache[chunk] = spans
         return spans
 
+    def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
+        ids = self._ids_cache.get(chunk)
+        if ids is None:
+            try:
+                ids = tuple(self.llama.encode_ids(chunk))
+            except LabkitError as exc:
+                raise LabkitError(f"{self.vocab.name}: {exc}") from None
+            if len(chunk) <= CACHED_WORD_CHARS:
+                self._ids_cache[chunk] = ids
+        return ids
+
+    def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        """(id, start, end) per token of one word, offsets into the word."""
+        spans = self._llama_cache.get(word)
+        if spans is not None:
+            return spans
+        out: list[tuple[int, int, int]] = []
+        base, lookup = 0, self.llama.token_to_id
+        for isolated, chunk in self._chunks(word):
+            if isolated:
+                out += [(lookup[ch], k, k + 1) for k, ch in enumerate(chunk, base)]
+            else:
+                out += [(token, base + a, base + b) for token, a, b in self._chunk_spans(chunk)]
+            base += len(chunk)
+        return tuple(out)
+
+    def _word_ids(self, word: str) -> list[int] | tuple[int, ...]:
+        """The ids of one word, as :meth:`_llama_word` gives them, without spans."""
+        ids = self._ids_cache.get(word)
+        if ids is not None:
+            return ids
+        out: list[int] = []
+        lookup = self.llama.token_to_id.__getitem__
+        for isolated, chunk in self._chunks(word):
+            out += map(lookup, chunk) if isolated else self._chunk_ids(chunk)
+        return out
+
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
-        return [token for token, _, _ in self._encode_segment(text, context)]
+        # ids only (what encode() gives when offsets are not read): no spans, no alignment
+        normalized = self._normalized(text, context)
+        if not normalized:
+            return []
+        if self._words is None:
+            return list(self._word_ids(normalized))
+        words = self._words.findall(normalized)
+        found = list(map(self._ids_cache.get, words))  # a warm text: one pass in C
+        if None in found:
+            for k, ids in enumerate(found):
+                if ids is None:
+                    found[k] = self._word_ids(words[k])
+        return list(chain.from_iterable(found))
+
+    def _normalized(self, text: str, context: SegmentContext) -> str:
+        """The stretch as llama.cpp merges it: every space '▁', and one in front where the text
+        starts or follows an added token (llama.cpp's is_prev_special) and the file adds a prefix."""
+        if not text:  # llama.cpp makes no fragment of empty text, so no space prefix either
+            return ""
+        prefix = self.add_space_prefix and (context.at_text_start or context.after_added)
+        return (" " + text if prefix else text).replace(" ", SPACE)
 
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
-        # llama.cpp's is_prev_special: the text's start and the text after an added token get the space
-        if not text:  # llama.cpp makes no fragment of empty text, so no space prefix either
+        normalized = self._normalized(text, context)
+        if not normalized:
             return []
-        prefix = 1 if self.add_space_prefix and (context.at_text_start or context.after_added) else 0
-        normalized = (" " * prefix + text).replace(" ", SPACE)
+        prefix = len(normalized) - len(text)
         words = [(normalized, 0)] if self._words is None else [(m.group(), m.start())
                                                                for m in self._words.finditer(normalized)]
         # normalised char k is the text's char k - prefix; the inserted space belongs to the first char
