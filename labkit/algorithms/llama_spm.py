@@ -68,7 +68,8 @@ class LlamaSpm:
         # characters that are tokens and sit in no such pair (llama's digits): each is always its own token
         joined_chars = set("".join(self._joinable))
         isolated = sorted(t for t in self.token_to_id if len(t) == 1 and t not in joined_chars)
-        self._isolated_re = re.compile("([" + "".join(map(re.escape, isolated)) + "]+)") if isolated else None
+        self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" if isolated else None
+        self._isolated_res: dict[int, re.Pattern] = {}
         # a loop that gives _merged's symbols faster, where one is known to (set by the engine)
         self.fast_merge = None
 
@@ -95,16 +96,35 @@ class LlamaSpm:
 
     def encode_ids(self, text: str) -> list[int]:
         """:meth:`encode`'s ids without building spans: the symbols looked up in one pass, the
-        span loop only when one of them is a character no token spells (its bytes).
+        bytes of a character no token spells only where there is one.
 
         Example:
             >>> LlamaSpm(["x", "<0x79>"], [0, 0]).encode_ids("xyx")
             [0, 1, 0]
         """
-        ids = list(map(self.token_to_id.get, self.symbols(text)))  # in C: one pass
+        symbols = self.symbols(text)
+        ids = list(map(self.token_to_id.get, symbols))  # in C: one pass
         if None in ids:
-            return [token for token, _, _ in self.encode_spans(text)]
+            return [t for symbol, token in zip(symbols, ids)
+                    for t in (self.byte_tokens(symbol) if token is None else (token,))]
         return ids
+
+    def byte_tokens(self, character: str) -> list[int]:
+        """The tokens of a character no token spells: one per UTF-8 byte (llama.cpp's byte_to_token).
+
+        Example:
+            >>> LlamaSpm(["<0xC3>", "<0xA9>"], [0, 0]).byte_tokens("é")
+            [0, 1]
+        """
+        out = []
+        for byte in character.encode("utf-8"):
+            token = self.byte_ids[byte]
+            if token is None:
+                raise LabkitError(
+                    f"llama.cpp cannot tokenize {character!r}: no token spells it, nor its byte 0x{byte:02X} "
+                    f"(as '<0x{byte:02X}>' or itself); llama.cpp's tokenizer throws there and its process ends")
+            out.append(token)
+        return out
 
     def cut(self, text: str) -> list[str]:
         """``text`` in chunks that merge independently: cut between two characters that sit side
@@ -121,15 +141,22 @@ class LlamaSpm:
         cuts = list(compress(count(1), map(not_, map(self._joinable.__contains__, map(add, text, text[1:])))))
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
 
-    def isolated_runs(self, text: str) -> list[str]:
-        """``text`` split around runs of characters that are tokens no merge ever joins (llama's
-        digits): odd items are such runs, one token per character; even items the text between.
+    def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:
+        """``text`` split around runs (of at least ``shortest``) of characters that are tokens no
+        merge ever joins (llama's digits): odd items are such runs, one token per character;
+        even items the text between.
 
         Example:
-            >>> LlamaSpm(["a", "b", "ab", "1", "2"], [0, 0, -1, 0, 0]).isolated_runs("ab12ba")
-            ['ab', '12', 'ba']
+            >>> spm = LlamaSpm(["a", "b", "ab", "1", "2"], [0, 0, -1, 0, 0])
+            >>> spm.isolated_runs("ab12ba1"), spm.isolated_runs("ab12ba1", shortest=2)
+            (['ab', '12', 'ba', '1', ''], ['ab', '12', 'ba1'])
         """
-        return [text] if self._isolated_re is None else self._isolated_re.split(text)
+        if self._isolated_class is None:
+            return [text]
+        pattern = self._isolated_res.get(shortest)
+        if pattern is None:
+            pattern = self._isolated_res[shortest] = re.compile(f"({self._isolated_class}{{{shortest},}})")
+        return pattern.split(text)
 
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) per token, character offsets into ``text`` (a byte token spans its character).
@@ -145,14 +172,8 @@ class LlamaSpm:
             token = self.token_to_id.get(piece)
             if token is not None:
                 out.append((token, start, end))
-            else:  # one character no token spells: its bytes
-                for byte in piece.encode("utf-8"):
-                    token = self.byte_ids[byte]
-                    if token is None:
-                        raise LabkitError(
-                            f"llama.cpp cannot tokenize {piece!r}: no token spells it, nor its byte 0x{byte:02X} "
-                            f"(as '<0x{byte:02X}>' or itself); llama.cpp's tokenizer throws there and its process ends")
-                    out.append((token, start, end))
+            else:  # one character no token spells: its bytes, each spanning it
+                out += [(byte_token, start, end) for byte_token in self.byte_tokens(piece)]
             start = end
         return out
 

@@ -33,6 +33,9 @@ from labkit.engines.labkit_spm_bpe import build as spm_bpe_build
 
 # words no token can join: a run of '▁' and what follows it up to the next '▁'
 _WORDS = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+# the shortest run of isolated characters (llama's digits) a long word's ids path looks up as a
+# run: 16 measured fastest on the Chinese bench text (short runs there), digit runs unaffected
+ISOLATED_RUN_CHARS = 16
 
 
 class LlamaSpmTokenizer(SpmBpeTokenizer):
@@ -81,18 +84,19 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
 
     def _sentencepiece_symbols(self, word: str) -> list[str]:
         """llama.cpp's symbols for ``word`` from sentencepiece's loops (only where
-        :func:`~labkit.algorithms.llama_spm.loops_agree`): a run of characters no token joins
-        (llama's digits) stays one symbol each, the rest goes through the rescan (short) or the
-        chunked bucket loop (long)."""
-        model = self.model
+        :func:`~labkit.algorithms.llama_spm.loops_agree`): a short word by the rescan, a long
+        one by the chunked bucket loop, a run of characters no token joins (llama's digits)
+        staying one symbol each."""
+        if len(word) < 2:  # nothing to merge
+            return [word] if word else []
+        if len(word) <= SHORT_TEXT_CHARS:
+            return self.model.merge_naive(word)
         out: list[str] = []
         for index, part in enumerate(self.llama.isolated_runs(word)):
             if index % 2:
                 out += part
-            elif len(part) <= SHORT_TEXT_CHARS:
-                out += model.merge_naive(part) if part else ()
-            else:
-                out += model.merge_buckets(part)
+            elif part:
+                out += self.model.merge_buckets(part)
         return out
 
     def _chunks(self, word: str) -> list[tuple[bool, str]]:
@@ -146,16 +150,29 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
             base += len(chunk)
         return tuple(out)
 
-    def _word_ids(self, word: str) -> list[int] | tuple[int, ...]:
+    def _word_ids(self, word: str) -> tuple[int, ...] | list[int]:
         """The ids of one word, as :meth:`_llama_word` gives them, without spans."""
-        ids = self._ids_cache.get(word)
-        if ids is not None:
-            return ids
+        if len(word) <= CACHED_WORD_CHARS:
+            return self._chunk_ids(word)
         out: list[int] = []
         lookup = self.llama.token_to_id.__getitem__
-        for isolated, chunk in self._chunks(word):
-            out += map(lookup, chunk) if isolated else self._chunk_ids(chunk)
+        # a long run of characters no merge joins is looked up one by one; a short one is cut
+        # like the rest (each character its own chunk): splitting it off costs more than it saves
+        for index, part in enumerate(self.llama.isolated_runs(word, shortest=ISOLATED_RUN_CHARS)):
+            if index % 2:  # characters no merge joins: one token each
+                out += map(lookup, part)
+            elif part:
+                out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._chunk_ids))
         return out
+
+    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
+        """The ids of each piece: the cached ones found in one pass (in C), ``ids_of`` for the rest."""
+        found = list(map(self._ids_cache.get, pieces))
+        if None in found:
+            for k, ids in enumerate(found):
+                if ids is None:
+                    found[k] = ids_of(pieces[k])
+        return found
 
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
         # ids only (what encode() gives when offsets are not read): no spans, no alignment
@@ -164,13 +181,7 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
             return []
         if self._words is None:
             return list(self._word_ids(normalized))
-        words = self._words.findall(normalized)
-        found = list(map(self._ids_cache.get, words))  # a warm text: one pass in C
-        if None in found:
-            for k, ids in enumerate(found):
-                if ids is None:
-                    found[k] = self._word_ids(words[k])
-        return list(chain.from_iterable(found))
+        return list(chain.from_iterable(self._all_ids(self._words.findall(normalized), self._word_ids)))
 
     def _normalized(self, text: str, context: SegmentContext) -> str:
         """The stretch as llama.cpp merges it: every space '▁', and one in front where the text
