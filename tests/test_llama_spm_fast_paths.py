@@ -19,6 +19,7 @@ def plain_reference(tok):
     heap loop over each whole stretch, offsets through the engine's own alignment."""
     ref = type(tok)(tok.vocab)
     plain = LlamaSpm(tok.vocab.tokens, tok.vocab.scores)
+    plain.symbols = plain._merged  # the heap loop at every length (no rescan)
     ref._words = None
     ref._llama_word = lambda word: tuple(plain.encode_spans(word))
     return ref
@@ -119,3 +120,21 @@ def test_a_merge_makes_only_tokens_two_symbols_spell():
     # '<0' is made, so '0' joins and is not isolated; '1' is
     spm = LlamaSpm(["<", "0", "<0", "1"], [0, 0, 0, 0])
     assert spm.isolated_runs("01") == ["0", "1", ""] and spm.cut("<01") == ["<0", "1"]
+
+
+@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3, 5, 8, 13])
+def test_the_rescan_of_a_short_text_is_the_heap_loop(tmp_path, seed):
+    """llama-spm, then random GGUFs (tied, zero and shuffled scores among them)."""
+    if seed is None:
+        vocab = labkit.load("llama-spm", engine="labkit").vocab
+        alphabet = list("▁▁▁abcdefghijklmnopqrstuvwxyzTHE0123456789<>/sé中文😀")
+    else:
+        drawn = rgs.draw_file(seed)
+        vocab = labkit.load(rgs.write_file(drawn, tmp_path), engine="labkit").vocab
+        alphabet = sorted({ch for t in drawn.tokens for ch in t}) + ["▁"] * 5
+    spm = LlamaSpm(vocab.tokens, vocab.scores)
+    assert spm._places is not None
+    rng = random.Random(seed)
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 64)))
+        assert spm._rescan(text) == spm._merged(text), text

@@ -27,11 +27,14 @@ from __future__ import annotations
 import heapq
 import re
 import struct
-from itertools import compress, count
+from itertools import compress, count, repeat
 from operator import add, not_
 from typing import Sequence
 
 from labkit.core import LabkitError
+
+# texts up to this long merge fastest by rescanning (no queue to build)
+SHORT_TEXT_CHARS = 64
 
 SPACE = "\u2581"
 
@@ -70,7 +73,15 @@ class LlamaSpm:
         isolated = sorted(t for t in self.token_to_id if len(t) == 1 and t not in joined_chars)
         self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" if isolated else None
         self._isolated_res: dict[int, re.Pattern] = {}
-        # a loop that gives _merged's symbols faster, where one is known to (set by the engine)
+        # for the rescan of a short text: each token's place among the distinct scores, 0 the best
+        # (None with a NaN score, which orders nothing: the heap then, as llama.cpp runs it)
+        self._places: dict[str, int] | None = None
+        if not any(score != score for score in self.scores):
+            distinct = sorted(set(self.scores), reverse=True)
+            place = {score: rank for rank, score in enumerate(distinct)}
+            self._places = {token: place[self.scores[i]] for token, i in self.token_to_id.items() if len(token) > 1}
+            self._no_place = len(distinct)  # past every place: a pair that spells no token
+        # a loop that gives _merged's symbols faster on long texts, where one is known to (set by the engine)
         self.fast_merge = None
 
     def symbols(self, text: str) -> list[str]:
@@ -80,6 +91,8 @@ class LlamaSpm:
             >>> LlamaSpm(["a", "b", "ab"], [0, 0, -1]).symbols("abc")
             ['ab', 'c']
         """
+        if len(text) <= SHORT_TEXT_CHARS and self._places is not None:
+            return self._rescan(text)
         return (self.fast_merge or self._merged)(text)
 
     def encode(self, text: str) -> list[int]:
@@ -176,6 +189,27 @@ class LlamaSpm:
                 out += [(byte_token, start, end) for byte_token in self.byte_tokens(piece)]
             start = end
         return out
+
+    def _rescan(self, text: str) -> list[str]:
+        """:meth:`_merged`'s symbols for a short text, with no queue: join the best pair (highest
+        score, the leftmost on a tie), look up again only the two pairs beside it, repeat."""
+        symbols = list(text)
+        place, nothing = self._places.get, self._no_place
+        places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))  # in C: one pass
+        while places:
+            best_place = min(places)
+            if best_place == nothing:
+                break
+            best = places.index(best_place)  # the first of the best: the leftmost
+            merged = symbols[best] + symbols[best + 1]
+            symbols[best:best + 2] = [merged]
+            if best + 1 < len(symbols):
+                places[best:best + 2] = [place(merged + symbols[best + 1], nothing)]
+            else:
+                del places[best]
+            if best:
+                places[best - 1] = place(symbols[best - 1] + merged, nothing)
+        return symbols
 
     def _merged(self, text: str) -> list[str]:
         """The symbols left when no two neighbours join into a token (llama.cpp's work queue)."""

@@ -21,11 +21,11 @@ Example:
 from __future__ import annotations
 
 import re
-from itertools import chain
+from itertools import chain, compress, repeat
+from operator import is_
 
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
-from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS
 from labkit.core import MODEL_SPM_BPE, TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
 from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
@@ -58,8 +58,8 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
                               "ends its process when it decodes it")
         self.llama = LlamaSpm(vocab.tokens, vocab.scores)
         if loops_agree(vocab.tokens, vocab.token_types) and not self.model.user_defined:
-            # the same symbols from sentencepiece's loops (notebook 02 §5): a rescan for a short
-            # word, the chunked bucket loop for a long one instead of a heap entry per pair
+            # the same symbols from sentencepiece's chunked bucket loop (notebook 02 §5): long
+            # words without spaces cost a few passes instead of a heap entry per pair
             self.llama.fast_merge = self._sentencepiece_symbols
         self.add_space_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # cutting into words is exact when no token holds a '▁' after another character
@@ -83,14 +83,9 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         self._ids_cache.clear()
 
     def _sentencepiece_symbols(self, word: str) -> list[str]:
-        """llama.cpp's symbols for ``word`` from sentencepiece's loops (only where
-        :func:`~labkit.algorithms.llama_spm.loops_agree`): a short word by the rescan, a long
-        one by the chunked bucket loop, a run of characters no token joins (llama's digits)
-        staying one symbol each."""
-        if len(word) < 2:  # nothing to merge
-            return [word] if word else []
-        if len(word) <= SHORT_TEXT_CHARS:
-            return self.model.merge_naive(word)
+        """llama.cpp's symbols for a long ``word`` from sentencepiece's chunked bucket loop (only
+        where :func:`~labkit.algorithms.llama_spm.loops_agree`), a run of characters no token
+        joins (llama's digits) staying one symbol each."""
         out: list[str] = []
         for index, part in enumerate(self.llama.isolated_runs(word)):
             if index % 2:
@@ -124,15 +119,14 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
                 self._llama_cache[chunk] = spans
         return spans
 
-    def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
-        ids = self._ids_cache.get(chunk)
-        if ids is None:
-            try:
-                ids = tuple(self.llama.encode_ids(chunk))
-            except LabkitError as exc:
-                raise LabkitError(f"{self.vocab.name}: {exc}") from None
-            if len(chunk) <= CACHED_WORD_CHARS:
-                self._ids_cache[chunk] = ids
+    def _merged_ids(self, chunk: str) -> tuple[int, ...]:
+        """The ids of a word or chunk merged now (kept in the cache when short enough)."""
+        try:
+            ids = tuple(self.llama.encode_ids(chunk))
+        except LabkitError as exc:
+            raise LabkitError(f"{self.vocab.name}: {exc}") from None
+        if len(chunk) <= CACHED_WORD_CHARS:
+            self._ids_cache[chunk] = ids
         return ids
 
     def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
@@ -151,9 +145,10 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         return tuple(out)
 
     def _word_ids(self, word: str) -> tuple[int, ...] | list[int]:
-        """The ids of one word, as :meth:`_llama_word` gives them, without spans."""
+        """The ids of a word the cache does not hold, as :meth:`_llama_word` gives them without
+        spans: merged whole, or a long word chunk by chunk."""
         if len(word) <= CACHED_WORD_CHARS:
-            return self._chunk_ids(word)
+            return self._merged_ids(word)
         out: list[int] = []
         lookup = self.llama.token_to_id.__getitem__
         # a long run of characters no merge joins is looked up one by one; a short one is cut
@@ -162,16 +157,17 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
             if index % 2:  # characters no merge joins: one token each
                 out += map(lookup, part)
             elif part:
-                out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._chunk_ids))
+                out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._merged_ids))
         return out
 
     def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
-        """The ids of each piece: the cached ones found in one pass (in C), ``ids_of`` for the rest."""
+        """The ids of each piece: the cached ones found in one pass (in C), each other distinct
+        piece made once by ``ids_of``."""
         found = list(map(self._ids_cache.get, pieces))
         if None in found:
-            for k, ids in enumerate(found):
-                if ids is None:
-                    found[k] = ids_of(pieces[k])
+            missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
+            made = {piece: ids_of(piece) for piece in missing}
+            found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
         return found
 
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
@@ -179,9 +175,8 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         normalized = self._normalized(text, context)
         if not normalized:
             return []
-        if self._words is None:
-            return list(self._word_ids(normalized))
-        return list(chain.from_iterable(self._all_ids(self._words.findall(normalized), self._word_ids)))
+        words = [normalized] if self._words is None else self._words.findall(normalized)
+        return list(chain.from_iterable(self._all_ids(words, self._word_ids)))
 
     def _normalized(self, text: str, context: SegmentContext) -> str:
         """The stretch as llama.cpp merges it: every space '▁', and one in front where the text
