@@ -201,13 +201,12 @@ class LlamaSpm:
             if best_place == nothing:
                 break
             best = places.index(best_place)  # the first of the best: the leftmost
-            merged = symbols[best] + symbols[best + 1]
-            symbols[best:best + 2] = [merged]
-            if best + 1 < len(symbols):
-                places[best:best + 2] = [place(merged + symbols[best + 1], nothing)]
-            else:
-                del places[best]
-            if best:
+            merged = symbols[best] + symbols.pop(best + 1)
+            symbols[best] = merged
+            del places[best]  # the pair just joined
+            if best < len(places):  # the pair to its right, now starting with the joined symbol
+                places[best] = place(merged + symbols[best + 1], nothing)
+            if best:  # the pair to its left
                 places[best - 1] = place(symbols[best - 1] + merged, nothing)
         return symbols
 
