@@ -120,14 +120,8 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         return spans
 
     def _merged_ids(self, chunk: str) -> tuple[int, ...]:
-        """The ids of a word or chunk merged now (kept in the cache when short enough)."""
-        try:
-            ids = tuple(self.llama.encode_ids(chunk))
-        except LabkitError as exc:
-            raise LabkitError(f"{self.vocab.name}: {exc}") from None
-        if len(chunk) <= CACHED_WORD_CHARS:
-            self._ids_cache[chunk] = ids
-        return ids
+        """The ids of a word or chunk merged now (as one piece, however long)."""
+        return tuple(self.llama.encode_ids(chunk))
 
     def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         """(id, start, end) per token of one word, offsets into the word."""
@@ -162,11 +156,12 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
 
     def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
         """The ids of each piece: the cached ones found in one pass (in C), each other distinct
-        piece made once by ``ids_of``."""
+        piece made once by ``ids_of`` and cached if short enough."""
         found = list(map(self._ids_cache.get, pieces))
         if None in found:
             missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
             made = {piece: ids_of(piece) for piece in missing}
+            self._ids_cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
             found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
         return found
 
@@ -176,7 +171,10 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         if not normalized:
             return []
         words = [normalized] if self._words is None else self._words.findall(normalized)
-        return list(chain.from_iterable(self._all_ids(words, self._word_ids)))
+        try:
+            return list(chain.from_iterable(self._all_ids(words, self._word_ids)))
+        except LabkitError as exc:  # a character llama.cpp cannot spell (see LlamaSpm.byte_tokens)
+            raise LabkitError(f"{self.vocab.name}: {exc}") from None
 
     def _normalized(self, text: str, context: SegmentContext) -> str:
         """The stretch as llama.cpp merges it: every space '▁', and one in front where the text
