@@ -76,6 +76,9 @@ def test_llama_spm_fast_paths_match_the_plain_loop():
     ref = plain_reference(tok)
     for text in llama_texts(random.Random(11), 120):
         check(tok, ref, text)
+    # long runs no merge joins, of tokens only and with characters spelled by bytes, in long words
+    for text in ["9" * 300, "12" * 20 + "🦙" + "7" * 20 + "鑫" * 20 + "ab" * 150, "x" + "中文😀" * 100 + "0" * 17]:
+        check(tok, ref, text)
 
 
 def test_llama_spm_bench_shapes_match_the_plain_loop():
@@ -120,6 +123,8 @@ def test_a_merge_makes_only_tokens_two_symbols_spell():
     # '<0' is made, so '0' joins and is not isolated; '1' is
     spm = LlamaSpm(["<", "0", "<0", "1"], [0, 0, 0, 0])
     assert spm.isolated_runs("01") == ["0", "1", ""] and spm.cut("<01") == ["<0", "1"]
+    # no token longer than a character: nothing ever joins, a character without a token included
+    assert LlamaSpm(["a", "b"], [0, 0]).isolated_runs("ab\n") == ["", "ab\n", ""]
 
 
 @pytest.mark.parametrize("seed", [None, 0, 1, 2, 3, 5, 8, 13])

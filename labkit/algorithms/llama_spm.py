@@ -68,11 +68,11 @@ class LlamaSpm:
             for b in range(256)]
         # every two characters side by side in a token some merge can make: only those can ever be joined
         self._joinable = frozenset(t[k:k + 2] for t in tokens_merges_make(self.tokens) for k in range(len(t) - 1))
-        # characters that are tokens and sit in no such pair (llama's digits): each is always its own token
-        joined_chars = set("".join(self._joinable))
-        isolated = sorted(t for t in self.token_to_id if len(t) == 1 and t not in joined_chars)
-        self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" if isolated else None
-        self._isolated_res: dict[int, re.Pattern] = {}
+        # a character in no such pair is never joined (llama's digits, most CJK, any character no
+        # token spells): it is always its own token, or its bytes' tokens
+        joined_chars = sorted(set("".join(self._joinable)))
+        self._lone_class = "[^" + "".join(map(re.escape, joined_chars)) + "]" if joined_chars else "(?s:.)"
+        self._lone_res: dict[int, re.Pattern] = {}
         # for the rescan of a short text: each token's place among the distinct scores, 0 the best
         # (None with a NaN score, which orders nothing: the heap then, as llama.cpp runs it)
         self._places: dict[str, int] | None = None
@@ -91,6 +91,8 @@ class LlamaSpm:
             >>> LlamaSpm(["a", "b", "ab"], [0, 0, -1]).symbols("abc")
             ['ab', 'c']
         """
+        if len(text) < 2:  # nothing to merge
+            return list(text)
         if len(text) <= SHORT_TEXT_CHARS and self._places is not None:
             return self._rescan(text)
         return (self.fast_merge or self._merged)(text)
@@ -155,20 +157,18 @@ class LlamaSpm:
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
 
     def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:
-        """``text`` split around runs (of at least ``shortest``) of characters that are tokens no
-        merge ever joins (llama's digits): odd items are such runs, one token per character;
-        even items the text between.
+        """``text`` split around runs (of at least ``shortest``) of characters no merge ever
+        joins (llama's digits, characters no token spells): odd items are such runs, each
+        character its own symbol; even items the text between.
 
         Example:
             >>> spm = LlamaSpm(["a", "b", "ab", "1", "2"], [0, 0, -1, 0, 0])
             >>> spm.isolated_runs("ab12ba1"), spm.isolated_runs("ab12ba1", shortest=2)
             (['ab', '12', 'ba', '1', ''], ['ab', '12', 'ba1'])
         """
-        if self._isolated_class is None:
-            return [text]
-        pattern = self._isolated_res.get(shortest)
+        pattern = self._lone_res.get(shortest)
         if pattern is None:
-            pattern = self._isolated_res[shortest] = re.compile(f"({self._isolated_class}{{{shortest},}})")
+            pattern = self._lone_res[shortest] = re.compile(f"({self._lone_class}{{{shortest},}})")
         return pattern.split(text)
 
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:

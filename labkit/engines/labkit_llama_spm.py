@@ -33,8 +33,8 @@ from labkit.engines.labkit_spm_bpe import build as spm_bpe_build
 
 # words no token can join: a run of '▁' and what follows it up to the next '▁'
 _WORDS = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
-# the shortest run of isolated characters (llama's digits) a long word's ids path looks up as a
-# run: 16 measured fastest on the Chinese bench text (short runs there), digit runs unaffected
+# the shortest run of characters no merge joins (llama's digits, most CJK) that a long word's
+# paths take as a run: 16 measured fastest on the bench texts (Chinese, mixed), digits unaffected
 ISOLATED_RUN_CHARS = 16
 
 
@@ -94,18 +94,12 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
                 out += self.model.merge_buckets(part)
         return out
 
-    def _chunks(self, word: str) -> list[tuple[bool, str]]:
-        """A word in pieces that merge independently, each (isolated, text): a run of characters
-        no merge joins (one token each), or a chunk between two cuts (:meth:`LlamaSpm.cut`).
-        A word short enough to cache is one piece: its cache entry covers it whole."""
-        if len(word) <= CACHED_WORD_CHARS:
-            return [(False, word)]
-        out: list[tuple[bool, str]] = []
-        for index, part in enumerate(self.llama.isolated_runs(word)):
-            if index % 2:
-                out.append((True, part))
-            elif part:
-                out += [(False, chunk) for chunk in self.llama.cut(part)]
+    def _pieces(self, word: str) -> list[str]:
+        """A long word in pieces that merge independently: each character of a run no merge
+        joins, and the chunks between cuts (:meth:`LlamaSpm.cut`) of the rest."""
+        out: list[str] = []
+        for index, part in enumerate(self.llama.isolated_runs(word, shortest=ISOLATED_RUN_CHARS)):
+            out += part if index % 2 else self.llama.cut(part) if part else ()
         return out
 
     def _chunk_spans(self, chunk: str) -> tuple[tuple[int, int, int], ...]:
@@ -125,31 +119,30 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
 
     def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
         """(id, start, end) per token of one word, offsets into the word."""
-        spans = self._llama_cache.get(word)
-        if spans is not None:
-            return spans
+        if len(word) <= CACHED_WORD_CHARS:
+            return self._chunk_spans(word)
         out: list[tuple[int, int, int]] = []
-        base, lookup = 0, self.llama.token_to_id
-        for isolated, chunk in self._chunks(word):
-            if isolated:
-                out += [(lookup[ch], k, k + 1) for k, ch in enumerate(chunk, base)]
-            else:
-                out += [(token, base + a, base + b) for token, a, b in self._chunk_spans(chunk)]
-            base += len(chunk)
+        base = 0
+        for piece in self._pieces(word):
+            out += [(token, base + a, base + b) for token, a, b in self._chunk_spans(piece)]
+            base += len(piece)
         return tuple(out)
 
     def _word_ids(self, word: str) -> tuple[int, ...] | list[int]:
         """The ids of a word the cache does not hold, as :meth:`_llama_word` gives them without
-        spans: merged whole, or a long word chunk by chunk."""
+        spans: merged whole, or a long word piece by piece."""
         if len(word) <= CACHED_WORD_CHARS:
             return self._merged_ids(word)
         out: list[int] = []
         lookup = self.llama.token_to_id.__getitem__
-        # a long run of characters no merge joins is looked up one by one; a short one is cut
-        # like the rest (each character its own chunk): splitting it off costs more than it saves
+        # a long run of characters no merge joins is looked up as a run; a short one is cut like
+        # the rest (each character its own chunk): splitting it off costs more than it saves
         for index, part in enumerate(self.llama.isolated_runs(word, shortest=ISOLATED_RUN_CHARS)):
-            if index % 2:  # characters no merge joins: one token each
-                out += map(lookup, part)
+            if index % 2:
+                try:  # each character a token (llama's digits): one pass in C
+                    out += list(map(lookup, part))
+                except KeyError:  # some character spelled by its bytes: character by character, cached
+                    out += chain.from_iterable(self._all_ids(list(part), self._merged_ids))
             elif part:
                 out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._merged_ids))
         return out
@@ -158,7 +151,7 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         """The ids of each piece: the cached ones found in one pass (in C), each other distinct
         piece made once by ``ids_of`` and cached if short enough."""
         found = list(map(self._ids_cache.get, pieces))
-        if None in found:
+        if not all(found):  # a piece not cached (the ids of a piece are never empty)
             missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
             made = {piece: ids_of(piece) for piece in missing}
             self._ids_cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
