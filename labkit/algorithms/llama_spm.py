@@ -13,6 +13,10 @@ one score-BPE loop over each stretch of text (``llm_tokenizer_spm_session`` in
   as a one-character token; with neither, llama.cpp throws and its process ends. There is no
   ``<unk>``.
 
+The same symbols come faster without the queue: a short text by rescanning for the best pair,
+and a long one cut where no merge can cross (:meth:`LlamaSpm.cut`; only tokens two symbols
+spell can be made, :func:`tokens_merges_make`), each chunk merged alone.
+
 Decoding (``token_to_piece`` / ``llama_detokenize``) is here too: see :func:`piece_bytes`.
 Read at llama.cpp commit 0c1e5709 (llama-cpp-python 0.3.36) and measured against it
 (:mod:`labkit.conformance.random_gguf_spm`). Introduced in notebook ``03_bpe_sentencepiece``.
