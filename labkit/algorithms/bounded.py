@@ -44,6 +44,20 @@ class BoundedDict(dict):
             self.clear()  # bounded memory; see the module docstring for why not an LRU
         dict.__setitem__(self, key, value)
 
+    def update(self, entries: dict) -> None:
+        """Store many entries at once (one C call): clears first when they might not all fit,
+        and keeps none of a batch larger than the whole cache.
+
+        Example:
+            >>> cache = BoundedDict(3)
+            >>> cache.update({"a": 1, "b": 2}); cache.update({"c": 3, "d": 4}); dict(cache)
+            {'c': 3, 'd': 4}
+        """
+        if len(self) + len(entries) > self.limit:
+            self.clear()
+        if len(entries) <= self.limit:
+            dict.update(self, entries)
+
     def setdefault(self, key, default=None):
         if key not in self:
             self[key] = default

@@ -13,6 +13,10 @@ one score-BPE loop over each stretch of text (``llm_tokenizer_spm_session`` in
   as a one-character token; with neither, llama.cpp throws and its process ends. There is no
   ``<unk>``.
 
+The same symbols come faster without the queue: a short text by rescanning for the best pair,
+and a long one cut where no merge can cross (:meth:`LlamaSpm.cut`; only tokens two symbols
+spell can be made, :func:`tokens_merges_make`), each chunk merged alone.
+
 Decoding (``token_to_piece`` / ``llama_detokenize``) is here too: see :func:`piece_bytes`.
 Read at llama.cpp commit 0c1e5709 (llama-cpp-python 0.3.36) and measured against it
 (:mod:`labkit.conformance.random_gguf_spm`). Introduced in notebook ``03_bpe_sentencepiece``.
@@ -25,10 +29,16 @@ Example:
 from __future__ import annotations
 
 import heapq
+import re
 import struct
+from itertools import compress, count, repeat
+from operator import add, not_
 from typing import Sequence
 
 from labkit.core import LabkitError
+
+# texts up to this long merge fastest by rescanning (no queue to build)
+SHORT_TEXT_CHARS = 64
 
 SPACE = "\u2581"
 
@@ -60,10 +70,36 @@ class LlamaSpm:
         self.byte_ids: list[int | None] = [
             self.token_to_id.get(f"<0x{b:02X}>", self.token_to_id.get(chr(b)) if b < 0x80 else None)
             for b in range(256)]
-        # every two characters side by side in some token: only those can ever be joined
-        self._joinable = frozenset(t[k:k + 2] for t in self.tokens for k in range(len(t) - 1))
-        # a loop that gives _merged's symbols faster, where one is known to (set by the engine)
+        # every two characters side by side in a token some merge can make: only those can ever be joined
+        self._joinable = frozenset(t[k:k + 2] for t in tokens_merges_make(self.tokens) for k in range(len(t) - 1))
+        # a character in no such pair is never joined (llama's digits, most CJK, any character no
+        # token spells): it is always its own token, or its bytes' tokens
+        joined_chars = sorted(set("".join(self._joinable)))
+        self._lone_class = "[^" + "".join(map(re.escape, joined_chars)) + "]" if joined_chars else "(?s:.)"
+        self._lone_res: dict[int, re.Pattern] = {}
+        # for the rescan of a short text: each token's place among the distinct scores, 0 the best
+        # (None with a NaN score, which orders nothing: the heap then, as llama.cpp runs it)
+        self._places: dict[str, int] | None = None
+        if not any(score != score for score in self.scores):
+            distinct = sorted(set(self.scores), reverse=True)
+            place = {score: rank for rank, score in enumerate(distinct)}
+            self._places = {token: place[self.scores[i]] for token, i in self.token_to_id.items() if len(token) > 1}
+            self._no_place = len(distinct)  # past every place: a pair that spells no token
+        # a loop that gives _merged's symbols faster on long texts, where one is known to (set by the engine)
         self.fast_merge = None
+
+    def symbols(self, text: str) -> list[str]:
+        """The symbols the merge loop leaves (each a token, or one character no merge joined).
+
+        Example:
+            >>> LlamaSpm(["a", "b", "ab"], [0, 0, -1]).symbols("abc")
+            ['ab', 'c']
+        """
+        if len(text) < 2:  # nothing to merge
+            return list(text)
+        if len(text) <= SHORT_TEXT_CHARS and self._places is not None:
+            return self._rescan(text)
+        return (self.fast_merge or self._merged)(text)
 
     def encode(self, text: str) -> list[int]:
         """The ids of one stretch of text whose spaces are already ``▁``.
@@ -77,6 +113,68 @@ class LlamaSpm:
         """
         return [token for token, _, _ in self.encode_spans(text)]
 
+    def encode_ids(self, text: str) -> list[int]:
+        """:meth:`encode`'s ids without building spans: the symbols looked up in one pass, the
+        bytes of a character no token spells only where there is one.
+
+        Example:
+            >>> LlamaSpm(["x", "<0x79>"], [0, 0]).encode_ids("xyx")
+            [0, 1, 0]
+        """
+        symbols = self.symbols(text)
+        ids = list(map(self.token_to_id.get, symbols))  # in C: one pass
+        if None in ids:
+            return [t for symbol, token in zip(symbols, ids)
+                    for t in (self.byte_tokens(symbol) if token is None else (token,))]
+        return ids
+
+    def byte_tokens(self, character: str) -> list[int]:
+        """The tokens of a character no token spells: one per UTF-8 byte (llama.cpp's byte_to_token).
+
+        Example:
+            >>> LlamaSpm(["<0xC3>", "<0xA9>"], [0, 0]).byte_tokens("é")
+            [0, 1]
+        """
+        out = []
+        for byte in character.encode("utf-8"):
+            token = self.byte_ids[byte]
+            if token is None:
+                raise LabkitError(
+                    f"llama.cpp cannot tokenize {character!r}: no token spells it, nor its byte 0x{byte:02X} "
+                    f"(as '<0x{byte:02X}>' or itself); llama.cpp's tokenizer throws there and its process ends")
+            out.append(token)
+        return out
+
+    def cut(self, text: str) -> list[str]:
+        """``text`` in chunks that merge independently: cut between two characters that sit side
+        by side in no token a merge can make. The chunks' tokens, joined, are the text's, so a
+        long stretch without spaces merges in short chunks that a cache can keep.
+
+        Example:
+            >>> LlamaSpm(["a", "b", "ab", "c"], [0, 0, -1, 0]).cut("abcab")
+            ['ab', 'c', 'ab']
+        """
+        if len(text) < 2:
+            return [text]
+        # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
+        cuts = list(compress(count(1), map(not_, map(self._joinable.__contains__, map(add, text, text[1:])))))
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+    def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:
+        """``text`` split around runs (of at least ``shortest``) of characters no merge ever
+        joins (llama's digits, characters no token spells): odd items are such runs, each
+        character its own symbol; even items the text between.
+
+        Example:
+            >>> spm = LlamaSpm(["a", "b", "ab", "1", "2"], [0, 0, -1, 0, 0])
+            >>> spm.isolated_runs("ab12ba1"), spm.isolated_runs("ab12ba1", shortest=2)
+            (['ab', '12', 'ba', '1', ''], ['ab', '12', 'ba1'])
+        """
+        pattern = self._lone_res.get(shortest)
+        if pattern is None:
+            pattern = self._lone_res[shortest] = re.compile(f"({self._lone_class}{{{shortest},}})")
+        return pattern.split(text)
+
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) per token, character offsets into ``text`` (a byte token spans its character).
 
@@ -86,21 +184,35 @@ class LlamaSpm:
         """
         out: list[tuple[int, int, int]] = []
         start = 0
-        for piece in (self.fast_merge or self._merged)(text):
+        for piece in self.symbols(text):
             end = start + len(piece)
             token = self.token_to_id.get(piece)
             if token is not None:
                 out.append((token, start, end))
-            else:  # one character no token spells: its bytes
-                for byte in piece.encode("utf-8"):
-                    token = self.byte_ids[byte]
-                    if token is None:
-                        raise LabkitError(
-                            f"llama.cpp cannot tokenize {piece!r}: no token spells it, nor its byte 0x{byte:02X} "
-                            f"(as '<0x{byte:02X}>' or itself); llama.cpp's tokenizer throws there and its process ends")
-                    out.append((token, start, end))
+            else:  # one character no token spells: its bytes, each spanning it
+                out += [(byte_token, start, end) for byte_token in self.byte_tokens(piece)]
             start = end
         return out
+
+    def _rescan(self, text: str) -> list[str]:
+        """:meth:`_merged`'s symbols for a short text, with no queue: join the best pair (highest
+        score, the leftmost on a tie), look up again only the two pairs beside it, repeat."""
+        symbols = list(text)
+        place, nothing = self._places.get, self._no_place
+        places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))  # in C: one pass
+        while places:
+            best_place = min(places)
+            if best_place == nothing:
+                break
+            best = places.index(best_place)  # the first of the best: the leftmost
+            merged = symbols[best] + symbols.pop(best + 1)
+            symbols[best] = merged
+            del places[best]  # the pair just joined
+            if best < len(places):  # the pair to its right, now starting with the joined symbol
+                places[best] = place(merged + symbols[best + 1], nothing)
+            if best:  # the pair to its left
+                places[best - 1] = place(symbols[best - 1] + merged, nothing)
+        return symbols
 
     def _merged(self, text: str) -> list[str]:
         """The symbols left when no two neighbours join into a token (llama.cpp's work queue)."""
@@ -143,6 +255,22 @@ class LlamaSpm:
                     if token is not None:
                         push(heap, (-scores[token], x, y, len(joined)))
         return [s for s in symbols if s]
+
+
+def tokens_merges_make(tokens: Sequence[str]) -> set[str]:
+    """The tokens llama.cpp's loop can make: those two symbols spell, a symbol being a token it
+    can make or a single character (what every symbol starts as).
+
+    Example:
+        >>> sorted(tokens_merges_make(["a", "b", "ab", "<0x41>"]))
+        ['ab']
+    """
+    made: set[str] = set()
+    for token in sorted(set(tokens), key=len):  # a token's halves are shorter: they are settled first
+        if any((k == 1 or token[:k] in made) and (k == len(token) - 1 or token[k:] in made)
+               for k in range(1, len(token))):
+            made.add(token)
+    return made
 
 
 def loops_agree(tokens: Sequence[str], types: Sequence[int]) -> bool:

@@ -5,7 +5,9 @@ llama.cpp is the reference for a GGUF, and its "llama" tokenizer is not sentence
 holds, every token a merge result, no ``<unk>``. Per stretch of ordinary text (added tokens
 are split off by the base class, as llama.cpp does): a space in front when the file adds a
 space prefix and the stretch starts the text or follows an added token, every space ``▁``,
-then the merge loop, word by word with a cache where no token can join two words. Decoding
+then the merge loop, word by word with a cache where no token can join two words (a long
+word in chunks no merge crosses, each through the cache; ids without spans when only ids
+are read). Decoding
 is ``llama_detokenize``'s (:func:`labkit.algorithms.llama_spm.detokenize`). The engine keeps
 what :class:`~labkit.engines.labkit_spm_bpe.SpmBpeTokenizer` shows (``.model``, the textbook
 loops on the same vocabulary, ``.normalizer``) for the notebooks; ids come from the loop here.
@@ -19,6 +21,8 @@ Example:
 from __future__ import annotations
 
 import re
+from itertools import chain, compress, repeat
+from operator import is_
 
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
@@ -29,6 +33,9 @@ from labkit.engines.labkit_spm_bpe import build as spm_bpe_build
 
 # words no token can join: a run of '▁' and what follows it up to the next '▁'
 _WORDS = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+# the shortest run of characters no merge joins (llama's digits, most CJK) that a long word's
+# paths take as a run: 16 measured fastest on the bench texts (Chinese, mixed), digits unaffected
+ISOLATED_RUN_CHARS = 16
 
 
 class LlamaSpmTokenizer(SpmBpeTokenizer):
@@ -57,7 +64,10 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         self.add_space_prefix = bool(vocab.normalizer.get("add_dummy_prefix", True))
         # cutting into words is exact when no token holds a '▁' after another character
         self._words = _WORDS if all(SPACE not in t.lstrip(SPACE) for t in vocab.tokens) else None
+        # a word's (or a long word's chunk's) tokens depend on its text only: two caches, the
+        # spans for offsets and the bare ids for the ids-only path (no tuple per token there)
         self._llama_cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
+        self._ids_cache: dict[str, tuple[int, ...]] = BoundedDict()
 
     def clear_cache(self) -> None:
         """Forget every cached word (for timing the cold path).
@@ -70,39 +80,108 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
         """
         super().clear_cache()
         self._llama_cache.clear()
+        self._ids_cache.clear()
 
     def _sentencepiece_symbols(self, word: str) -> list[str]:
-        """llama.cpp's symbols for ``word`` from sentencepiece's loops (only where
-        :func:`~labkit.algorithms.llama_spm.loops_agree`): a run of characters no token joins
-        (llama's digits) stays one symbol each, the rest goes through the chunked bucket loop."""
+        """llama.cpp's symbols for a long ``word`` from sentencepiece's chunked bucket loop (only
+        where :func:`~labkit.algorithms.llama_spm.loops_agree`), a run of characters no token
+        joins (llama's digits) staying one symbol each."""
         out: list[str] = []
-        for index, part in enumerate(self.model.isolated_runs(word)):
+        for index, part in enumerate(self.llama.isolated_runs(word)):
             if index % 2:
                 out += part
             elif part:
                 out += self.model.merge_buckets(part)
         return out
 
-    def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
-        spans = self._llama_cache.get(word)
+    def _pieces(self, word: str) -> list[str]:
+        """A long word in pieces that merge independently: each character of a run no merge
+        joins, and the chunks between cuts (:meth:`LlamaSpm.cut`) of the rest."""
+        out: list[str] = []
+        for index, part in enumerate(self.llama.isolated_runs(word, shortest=ISOLATED_RUN_CHARS)):
+            out += part if index % 2 else self.llama.cut(part) if part else ()
+        return out
+
+    def _chunk_spans(self, chunk: str) -> tuple[tuple[int, int, int], ...]:
+        spans = self._llama_cache.get(chunk)
         if spans is None:
             try:
-                spans = tuple(self.llama.encode_spans(word))
+                spans = tuple(self.llama.encode_spans(chunk))
             except LabkitError as exc:
                 raise LabkitError(f"{self.vocab.name}: {exc}") from None
-            if len(word) <= CACHED_WORD_CHARS:
-                self._llama_cache[word] = spans
+            if len(chunk) <= CACHED_WORD_CHARS:
+                self._llama_cache[chunk] = spans
         return spans
 
+    def _merged_ids(self, chunk: str) -> tuple[int, ...]:
+        """The ids of a word or chunk merged now (as one piece, however long)."""
+        return tuple(self.llama.encode_ids(chunk))
+
+    def _llama_word(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        """(id, start, end) per token of one word, offsets into the word."""
+        if len(word) <= CACHED_WORD_CHARS:
+            return self._chunk_spans(word)
+        out: list[tuple[int, int, int]] = []
+        base = 0
+        for piece in self._pieces(word):
+            out += [(token, base + a, base + b) for token, a, b in self._chunk_spans(piece)]
+            base += len(piece)
+        return tuple(out)
+
+    def _word_ids(self, word: str) -> tuple[int, ...] | list[int]:
+        """The ids of a word the cache does not hold, as :meth:`_llama_word` gives them without
+        spans: merged whole, or a long word piece by piece."""
+        if len(word) <= CACHED_WORD_CHARS:
+            return self._merged_ids(word)
+        out: list[int] = []
+        lookup = self.llama.token_to_id.__getitem__
+        # a long run of characters no merge joins is looked up as a run; a short one is cut like
+        # the rest (each character its own chunk): splitting it off costs more than it saves
+        for index, part in enumerate(self.llama.isolated_runs(word, shortest=ISOLATED_RUN_CHARS)):
+            if index % 2:
+                try:  # each character a token (llama's digits): one pass in C
+                    out += list(map(lookup, part))
+                except KeyError:  # some character spelled by its bytes: character by character, cached
+                    out += chain.from_iterable(self._all_ids(list(part), self._merged_ids))
+            elif part:
+                out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._merged_ids))
+        return out
+
+    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
+        """The ids of each piece: the cached ones found in one pass (in C), each other distinct
+        piece made once by ``ids_of`` and cached if short enough."""
+        found = list(map(self._ids_cache.get, pieces))
+        if not all(found):  # a piece not cached (the ids of a piece are never empty)
+            missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
+            made = {piece: ids_of(piece) for piece in missing}
+            self._ids_cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
+            found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
+        return found
+
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
-        return [token for token, _, _ in self._encode_segment(text, context)]
+        # ids only (what encode() gives when offsets are not read): no spans, no alignment
+        normalized = self._normalized(text, context)
+        if not normalized:
+            return []
+        words = [normalized] if self._words is None else self._words.findall(normalized)
+        try:
+            return list(chain.from_iterable(self._all_ids(words, self._word_ids)))
+        except LabkitError as exc:  # a character llama.cpp cannot spell (see LlamaSpm.byte_tokens)
+            raise LabkitError(f"{self.vocab.name}: {exc}") from None
+
+    def _normalized(self, text: str, context: SegmentContext) -> str:
+        """The stretch as llama.cpp merges it: every space '▁', and one in front where the text
+        starts or follows an added token (llama.cpp's is_prev_special) and the file adds a prefix."""
+        if not text:  # llama.cpp makes no fragment of empty text, so no space prefix either
+            return ""
+        prefix = self.add_space_prefix and (context.at_text_start or context.after_added)
+        return (" " + text if prefix else text).replace(" ", SPACE)
 
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
-        # llama.cpp's is_prev_special: the text's start and the text after an added token get the space
-        if not text:  # llama.cpp makes no fragment of empty text, so no space prefix either
+        normalized = self._normalized(text, context)
+        if not normalized:
             return []
-        prefix = 1 if self.add_space_prefix and (context.at_text_start or context.after_added) else 0
-        normalized = (" " * prefix + text).replace(" ", SPACE)
+        prefix = len(normalized) - len(text)
         words = [(normalized, 0)] if self._words is None else [(m.group(), m.start())
                                                                for m in self._words.finditer(normalized)]
         # normalised char k is the text's char k - prefix; the inserted space belongs to the first char
