@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labkit
+from support import random_gguf as random_gguf_answers
 from labkit.algorithms.bytes_unicode import bytes_to_unicode
 from labkit.conformance import random_gguf as rg
 from labkit.conformance.gguf_pretypes import write_byte_level_gguf
@@ -21,13 +22,12 @@ SEEDS = range(0, 150)
 
 @pytest.fixture(scope="module")
 def reference():
-    return rg.load_reference()
+    return random_gguf_answers.reference("byte")
 
 
 @pytest.fixture(scope="module")
-def outcomes(reference, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("random_gguf")
-    return {seed: rg.check_seed(seed, reference[seed], folder) for seed in SEEDS}
+def outcomes():
+    return random_gguf_answers.outcomes("byte")
 
 
 def test_no_engine_differs_from_llama_cpp(outcomes):
@@ -49,7 +49,7 @@ def test_labkit_serves_what_llama_cpp_serves_and_refuses_what_it_cannot_load(out
     assert hf_refusals and all("llama.cpp" in why for why in hf_refusals)
 
 
-@pytest.mark.parametrize("engine", ["tiktoken", "sentencepiece"])
+@pytest.mark.parametrize("engine", ["hf", "tiktoken", "sentencepiece"])
 def test_reference_engines_give_llama_cpps_answers_or_refuse_at_load(outcomes, reference, engine):
     results = {seed: r[engine] for seed, r in outcomes.items()}
     assert {s: r for s, r in results.items() if r.startswith("differs")} == {}

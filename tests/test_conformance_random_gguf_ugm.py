@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import labkit
+from support import random_gguf as random_gguf_answers
 from support.llama_cpp import llama_cpp_ids as encoded
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_ugm as rgu
@@ -17,13 +18,12 @@ from labkit.formats import gguf as gguf_reader
 
 @pytest.fixture(scope="module")
 def reference():
-    return rg.load_reference(family="ugm")
+    return random_gguf_answers.reference("ugm")
 
 
 @pytest.fixture(scope="module")
-def outcomes(reference, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("random_gguf_ugm")
-    return {seed: rg.check_seed(seed, reference[seed], folder, family="ugm") for seed in rgu.SEEDS}
+def outcomes():
+    return random_gguf_answers.outcomes("ugm")
 
 
 def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
@@ -34,7 +34,7 @@ def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
     assert counts["exact"] >= 40, counts
 
 
-@pytest.mark.parametrize("engine", ["sentencepiece", "tiktoken"])
+@pytest.mark.parametrize("engine", ["hf", "sentencepiece", "tiktoken"])
 def test_reference_engines_refuse_every_t5_gguf(outcomes, engine):
     results = {seed: r[engine] for seed, r in outcomes.items()}
     assert all(r.startswith("refused") for r in results.values()), results

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import labkit
+from support import random_gguf as random_gguf_answers
 from labkit.algorithms import llama_wpm
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_wpm as rgw
@@ -17,13 +18,12 @@ from labkit.vectors import load_vectors
 
 @pytest.fixture(scope="module")
 def reference():
-    return rg.load_reference(family="wpm")
+    return random_gguf_answers.reference("wpm")
 
 
 @pytest.fixture(scope="module")
-def outcomes(reference, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("random_gguf_wpm")
-    return {seed: rg.check_seed(seed, reference[seed], folder, family="wpm") for seed in rgw.SEEDS}
+def outcomes():
+    return random_gguf_answers.outcomes("wpm")
 
 
 def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
@@ -34,7 +34,7 @@ def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
     assert counts["exact"] >= 80, counts
 
 
-@pytest.mark.parametrize("engine", ["sentencepiece", "tiktoken"])
+@pytest.mark.parametrize("engine", ["hf", "sentencepiece", "tiktoken"])
 def test_reference_engines_refuse_every_bert_gguf(outcomes, engine):
     assert all(r[engine].startswith("refused") for r in outcomes.values())
 

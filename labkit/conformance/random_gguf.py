@@ -124,6 +124,23 @@ def write_file(drawn: DrawnGguf, folder: Path) -> Path:
                                  drawn.pre, name=drawn.name, ids=drawn.ids)
 
 
+def first_spellings(rows) -> list:
+    """The rows whose spelling (first field) comes first: llama.cpp aborts on a repeated
+    spelling, so a drawn file keeps the first one drawn.
+
+    Example:
+        >>> from labkit.conformance.random_gguf import first_spellings
+        >>> first_spellings([("a", 1), ("b", 2), ("a", 3)])
+        [('a', 1), ('b', 2)]
+    """
+    kept, seen = [], set()
+    for row in rows:
+        if row[0] not in seen:
+            seen.add(row[0])
+            kept.append(row)
+    return kept
+
+
 def random_flags(rng: random.Random, names) -> dict[str, bool]:
     """Each flag left out of the header (half the time), or written True or False.
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import random_flags
+from labkit.conformance.random_gguf import first_spellings, random_flags
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "spm"
@@ -123,13 +123,9 @@ def draw_file(seed: int) -> DrawnSpmGguf:
         chosen = BYTE_TOKENS if byte_shape != "some" else [b for b in BYTE_TOKENS if rng.random() < 0.7]
         head += [(b, 0.0, 1 if byte_shape == "typed normal" else 6) for b in chosen]
     extra = [(rng.choice(POOL), rng.uniform(-20, 5), rng.choice((1, *RETYPES))) for _ in range(rng.randint(0, 6))]
-    # llama.cpp aborts on a duplicate spelling: the first one drawn stays
-    rows, seen = [], set()
-    for row in [*head, *zip(tokens, scores, types), *extra]:
-        if row[0] not in seen:
-            seen.add(row[0])
-            rows.append(row)
+    rows = first_spellings([*head, *zip(tokens, scores, types), *extra])
     tokens, scores, types = (list(column) for column in zip(*rows))
+    seen = set(tokens)
     flags = random_flags(rng, FLAGS)
     ids = {key: rng.randrange(len(tokens)) for key in HEADER_IDS if rng.random() < 0.2}
     name = rng.choice((None,) * 7 + ("Phi-3 mini",))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import random_flags
+from labkit.conformance.random_gguf import first_spellings, random_flags
 from labkit.conformance.random_gguf_spm import BYTE_TOKENS, texts_for as spm_texts_for
 
 FAMILY = "ugm"
@@ -84,12 +84,7 @@ def draw_file(seed: int) -> DrawnUgmGguf:
     unk = model.get("unk_id")
     rows += [(piece, float(score), 2 if index == unk else 1) for index, (piece, score) in enumerate(model["vocab"])]
     rows += [(rng.choice(POOL), rng.uniform(-12, 0), rng.choice((1, *RETYPES))) for _ in range(rng.randint(0, 5))]
-    kept, seen = [], set()
-    for row in rows:
-        if row[0] not in seen:
-            seen.add(row[0])
-            kept.append(row)
-    tokens, scores, types = (list(column) for column in zip(*kept))
+    tokens, scores, types = (list(column) for column in zip(*first_spellings(rows)))
     for _ in range(rng.choice((0, 0, 1, 2))):
         types[rng.randrange(len(tokens))] = rng.choice(RETYPES)
     source = rng.choice(CHARSMAPS)

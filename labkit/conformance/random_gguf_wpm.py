@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import random_flags
+from labkit.conformance.random_gguf import first_spellings, random_flags
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "wpm"
@@ -99,12 +99,8 @@ def draw_file(seed: int) -> DrawnWpmGguf:
     else:
         head = list(SPECIALS)
         head_types = [3] * 5
-    rows, seen = [], set()
     extra = [(rng.choice(POOL), rng.choice(RETYPES)) for _ in range(rng.randint(0, 4))]
-    for token, kind in [*zip(head, head_types), *((phantom_spelling(p), 1) for p in pieces), *extra]:
-        if token not in seen:
-            seen.add(token)
-            rows.append((token, kind))
+    rows = first_spellings([*zip(head, head_types), *((phantom_spelling(p), 1) for p in pieces), *extra])
     tokens, types = (list(column) for column in zip(*rows))
     for _ in range(rng.choice((0, 0, 1, 2))):
         types[rng.randrange(len(tokens))] = rng.choice(RETYPES)

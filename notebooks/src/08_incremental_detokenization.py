@@ -612,12 +612,14 @@ assert "".join(chunks) + (s.flush() or "") == qwen.decode(orphans)
 
 # %% [markdown]
 # **Pitfall 6: engines disagree on invalid UTF-8, and one re-renders the past.** Decoding
-# the same bytes gives different text per engine. Python, Rust's `from_utf8_lossy`, tiktoken
+# the same bytes gives different text per library. Python, Rust's `from_utf8_lossy`, tiktoken
 # and the byte-level engines replace each broken sequence with one U+FFFD; sentencepiece
-# replaces byte by byte; and the `tokenizers` ByteFallback decoder turns a *whole run* of
-# `<0xNN>` pieces into U+FFFD when any byte of it is invalid, so `<0xC3><0xA9>` is `é` but
-# `<0xC3><0xA9><0x80>` is three U+FFFD. labkit's engine decodes a GGUF as llama.cpp does,
-# which writes the bytes as they are: read with `errors="replace"`, as Python does.
+# itself replaces byte by byte (the last row: the library called directly); and the
+# `tokenizers` ByteFallback decoder turns a *whole run* of `<0xNN>` pieces into U+FFFD when any
+# byte of it is invalid, so `<0xC3><0xA9>` is `é` but `<0xC3><0xA9><0x80>` is three U+FFFD.
+# For a GGUF the reference is llama.cpp, which writes the bytes as they are (read with
+# `errors="replace"`, as Python does): labkit's engine and its `sentencepiece` engine decode a
+# GGUF that way, and `engine="hf"` refuses the file (its row is `tokenizers`' reading by name).
 
 # %%
 cases_bytes = {"C3 A9": b"\xc3\xa9", "C3 A9 80": b"\xc3\xa9\x80", "F0 9F": b"\xf0\x9f", "F0 9F 41": b"\xf0\x9fA"}
@@ -631,11 +633,16 @@ for name, engine in [("qwen2", "labkit"), ("qwen2", "hf"), ("qwen2", "tiktoken")
         row[label] = repr(tok.decode([byte_map[b] for b in data]))
     row["re-renders runs"] = bool(run_sensitive_byte_ids(tok))
     rows.append(row)
+sentencepiece_itself = labkit.load("llama-spm", engine="sentencepiece")
+byte_map = byte_token_ids(sentencepiece_itself)
+rows.append({"vocab": "llama-spm", "engine": "sentencepiece itself (.backend)",
+             **{label: repr(sentencepiece_itself.backend.decode([byte_map[b] for b in data])) for label, data in cases_bytes.items()}})
 engines_table = pd.DataFrame(rows)
 engines_table
 
 # %%
-assert engines_table["re-renders runs"].tolist() == [False, False, False, False, True, False]
+assert engines_table["re-renders runs"].tolist()[:6] == [False, False, False, False, True, False]
+assert engines_table["F0 9F"].tolist() == ["'\ufffd'"] * 4 + ["'\ufffd\ufffd'", "'\ufffd'", "'\ufffd\ufffd'"]
 print("Python:", repr(b"\xc3\xa9\x80".decode("utf-8", "replace")), repr(b"\xf0\x9fA".decode("utf-8", "replace")))
 
 # %% [markdown]
