@@ -61,9 +61,10 @@ def test_labkit_serves_what_it_implements(matrix):
                  "hf/wordlevel-split-regex-mergedwithnext-invert", "hf/bpe-continuing-prefix"):
         assert name in exact
     refused = {c.case: c.message for c in matrix.cells if c.engine == "labkit" and c.status == "refused"}
-    assert set(refused) == {"hf/wordlevel-nmt", "hf/bpe-metaspace-unicode-scripts",
-                            "hf/wordlevel-unicode-scripts", "hf/wordlevel-fixed-length"}
-    assert "normalizer Nmt" in refused["hf/wordlevel-nmt"]
+    assert set(refused) == {"hf/bpe-metaspace-unicode-scripts", "hf/wordlevel-unicode-scripts"}
+    assert all("pre_tokenizer UnicodeScripts" in why for why in refused.values())
+    # Nmt, the ByteLevel normaliser and FixedLength are implemented (they were refused until then)
+    assert {"hf/wordlevel-nmt", "hf/wordlevel-fixed-length", "hf/bpe-bytelevel-normalizer-fixed-length"} <= exact
     assert {"hf/unigram-precompiled", "hf/bpe-llama-precompiled", "hf/wordpiece-precompiled-lowercase"} <= exact
 
 
@@ -201,8 +202,9 @@ def test_notebook_14_checkers(capsys):
     from labkit.exercises.conformance import check_default_engine, check_refused_component
 
     by_name = {c.name: c for c in all_cases(["hf"])}
-    assert check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
-    assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
+    assert check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
+    assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
+    assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "hf")
     assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "pre_tokenizer UnicodeScripts")
     assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "none")
     assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")

@@ -22,6 +22,7 @@ import regex
 
 from labkit.algorithms.bert_basic import is_chinese_char, is_control, is_nonspacing_mark, is_whitespace, lower_char
 from labkit.algorithms.bounded import BoundedDict
+from labkit.algorithms.bytes_unicode import bytes_to_unicode
 from labkit.algorithms.pretokenize import REFERENCE_STARTERS
 from labkit.core import LabkitError
 
@@ -537,8 +538,43 @@ def precompiled(piece: Piece, blob_b64: str) -> Piece:
     return transform(piece, changes)
 
 
+# Nmt: the ASCII and C1 controls it drops, and the code points it reads as a space (tokenizers'
+# normalizers/unicode.rs, the table of SentencePiece's nmt_nfkc rules without the NFKC)
+NMT_DROPPED = frozenset([*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
+NMT_SPACES = frozenset([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD])
+
+
+def nmt(piece: Piece) -> Piece:
+    r"""Nmt: drop control characters, then read the whitespace-like ones as a plain space.
+
+    Example:
+        >>> from labkit.algorithms.hf_normalize import nmt, Piece
+        >>> nmt(Piece.of("a\x01b\tc\u200bd")).text
+        'ab c d'
+    """
+    piece = _filter(piece, lambda c: ord(c) not in NMT_DROPPED)
+    return _map_chars(piece, lambda c: " " if ord(c) in NMT_SPACES else c)
+
+
+def byte_level_chars(piece: Piece) -> Piece:
+    """Each char -> the GPT-2 byte-alphabet chars of its UTF-8 bytes (extra bytes inserted):
+    the ByteLevel normaliser, and the byte mapping of the ByteLevel pre-tokenizer.
+
+    Example:
+        >>> from labkit.algorithms.hf_normalize import byte_level_chars, Piece
+        >>> piece = byte_level_chars(Piece.of("hé"))
+        >>> piece.text, piece.align
+        ('hÃ©', [(0, 1), (1, 2), (1, 2)])
+    """
+    table = bytes_to_unicode()
+    changes = []
+    for char in piece.text:
+        changes.extend((table[b], 1 if i else 0) for i, b in enumerate(char.encode("utf-8")))
+    return transform(piece, changes)
+
+
 IMPLEMENTED = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Strip", "Replace", "Prepend",
-               "BertNormalizer", "Precompiled", "Sequence"}
+               "BertNormalizer", "Precompiled", "Nmt", "ByteLevel", "Sequence"}
 
 
 def normalize(piece: Piece, parts: list[dict]) -> Piece:
@@ -565,6 +601,10 @@ def normalize(piece: Piece, parts: list[dict]) -> Piece:
             piece = prepend(piece, node.get("prepend", ""))
         elif kind == "BertNormalizer":
             piece = bert(piece, node)
+        elif kind == "Nmt":
+            piece = nmt(piece)
+        elif kind == "ByteLevel":
+            piece = byte_level_chars(piece)
         elif kind == "Precompiled":
             if node.get("precompiled_charsmap"):
                 piece = precompiled(piece, node["precompiled_charsmap"])

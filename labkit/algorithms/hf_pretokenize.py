@@ -18,8 +18,7 @@ import unicodedata
 import regex
 
 from labkit.algorithms.bert_basic import is_punctuation, is_whitespace
-from labkit.algorithms.bytes_unicode import bytes_to_unicode
-from labkit.algorithms.hf_normalize import Piece, pattern_matches, prepend, transform
+from labkit.algorithms.hf_normalize import Piece, byte_level_chars, pattern_matches, prepend
 from labkit.core import LabkitError
 
 # tokenizers' ByteLevel regex (GPT-2's), run by Oniguruma there and by `regex` here
@@ -111,15 +110,6 @@ def split(piece: Piece, matches: list[tuple[int, int]], behavior: str, invert: b
     return [piece.slice(s, e) for s, e, remove in spans if not remove and e > s]
 
 
-def byte_level_chars(piece: Piece) -> Piece:
-    """Each char -> the GPT-2 byte-alphabet chars of its UTF-8 bytes (extra bytes inserted)."""
-    table = bytes_to_unicode()
-    changes = []
-    for char in piece.text:
-        changes.extend((table[b], 1 if i else 0) for i, b in enumerate(char.encode("utf-8")))
-    return transform(piece, changes)
-
-
 def _metaspace(piece: Piece, node: dict) -> list[Piece]:
     replacement = node.get("replacement", "\u2581")
     text = piece.text.replace(" ", replacement)
@@ -148,8 +138,21 @@ def _split_node(piece: Piece, node: dict) -> list[Piece]:
     return split(piece, pattern_matches(pattern, piece.text), node.get("behavior", "Isolated"), bool(node.get("invert", False)))
 
 
+FIXED_LENGTH_DEFAULT = 5  # tokenizers' default when a FixedLength node has no "length"
+
 IMPLEMENTED = {"Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "BertPreTokenizer", "CharDelimiterSplit",
-               "Split", "Metaspace", "ByteLevel", "Sequence"}
+               "Split", "Metaspace", "ByteLevel", "FixedLength", "Sequence"}
+
+
+def fixed_length(piece: Piece, length: int) -> list[Piece]:
+    """FixedLength: pieces of ``length`` characters (spaces count; the last may be shorter).
+
+    Example:
+        >>> from labkit.algorithms.hf_pretokenize import fixed_length, Piece
+        >>> [(p.text, p.span(0, len(p.text))) for p in fixed_length(Piece.of("abcdefg h"), 3)]
+        [('abc', (0, 3)), ('def', (3, 6)), ('g h', (6, 9))]
+    """
+    return [piece.slice(start, start + length) for start in range(0, len(piece.text), length)]
 
 
 def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
@@ -184,6 +187,8 @@ def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
         return _metaspace(piece, node)
     if kind == "ByteLevel":
         return _byte_level(piece, node)
+    if kind == "FixedLength":
+        return fixed_length(piece, node.get("length", FIXED_LENGTH_DEFAULT))
     raise LabkitError(f"pre_tokenizer {kind} is not implemented by labkit")
 
 

@@ -94,8 +94,10 @@ def random_normalizer(rng: random.Random) -> dict | None:
 
 
 def _one_normalizer(rng: random.Random) -> dict:
+    rare = rng.random()  # one draw picks the rarer kinds (the seeds drawn before they existed keep their files)
     kind = rng.choice(("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents", "Replace", "Replace",
-                       "Prepend", "BertNormalizer", "Precompiled", "NFKC", "Lowercase", "Strip", "Nmt" if rng.random() < 0.3 else "NFC"))
+                       "Prepend", "BertNormalizer", "Precompiled", "NFKC", "Lowercase", "Strip",
+                       "Nmt" if rare < 0.15 else "ByteLevel" if rare < 0.3 else "NFC"))
     if kind == "Strip":
         return node("Strip", strip_left=rng.random() < 0.5, strip_right=rng.random() < 0.5)
     if kind == "Replace":
@@ -131,9 +133,12 @@ def random_pre_tokenizer(rng: random.Random) -> dict | None:
 
 
 def _one_pre_tokenizer(rng: random.Random) -> dict:
+    rare = rng.random()  # one draw picks the rarer kinds, and FixedLength's length
     kind = rng.choice(("ByteLevel", "ByteLevel", "Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "Split",
                        "Split", "Split", "Metaspace", "Metaspace", "CharDelimiterSplit", "BertPreTokenizer",
-                       "UnicodeScripts" if rng.random() < 0.3 else "Whitespace"))
+                       "UnicodeScripts" if rare < 0.15 else "FixedLength" if rare < 0.3 else "Whitespace"))
+    if kind == "FixedLength":
+        return node("FixedLength", length=1 + int(rare * 1000) % 6)
     if kind == "ByteLevel":
         return byte_level(rng.random() < 0.5, rng.random() < 0.7, rng.random() < 0.5)
     if kind == "Punctuation":

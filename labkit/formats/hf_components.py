@@ -88,6 +88,11 @@ def check_components(doc: dict, source: str) -> None:
                 continue
             if not isinstance(name, str) or name not in known:
                 raise FormatError(f"{source}: {kind} type {str(name)[:40]!r} is unknown (tokenizers knows {', '.join(sorted(known))})")
+            if name == "FixedLength" and kind == "pre_tokenizer":
+                length = part.get("length", 5)
+                if type(length) is not int or length < 1:
+                    # tokenizers reads 0 and then panics on every text ("chunk size must be non-zero")
+                    raise FormatError(f"{source}: pre_tokenizer FixedLength length should be a positive int, got {_short(length)}")
             pattern = part.get("pattern")
             if name in ("Split", "Replace") and isinstance(pattern, dict) and "Regex" in pattern:
                 text = pattern["Regex"]
@@ -262,7 +267,8 @@ _POST_TYPES = {"ByteLevel", "BertProcessing", "RobertaProcessing", "TemplateProc
 
 
 # normalisers tokenizers applies with NormalizedString.transform over the original's range
-_TRANSFORMING = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents", "BertNormalizer", "Precompiled"}
+_TRANSFORMING = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents", "BertNormalizer", "Precompiled",
+                 "Nmt", "ByteLevel"}
 
 
 def _empty_replace_refusal(normalizers: list[dict], pretokenizers: list[dict] = ()) -> str | None:

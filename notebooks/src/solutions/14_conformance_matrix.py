@@ -25,13 +25,16 @@ def refusal(name):
     return "served"
 
 # %% [markdown]
-# **1.** labkit has no FixedLength pre-tokenizer, so the default is `tokenizers`.
+# **1.** labkit implements every component of this file, FixedLength included (a
+# WordLevel model, no normaliser), so the default is labkit. Swap FixedLength for
+# UnicodeScripts, which labkit does not implement, and the default becomes `tokenizers`.
 
 # %%
-print(refusal("hf/wordlevel-fixed-length"))
-answer_1 = "hf"
+print(refusal("hf/wordlevel-fixed-length"), "|", refusal("hf/wordlevel-unicode-scripts"))
+answer_1 = "labkit"
 assert check_default_engine(by_name["hf/wordlevel-fixed-length"], answer_1)
-assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
+assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
+assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "hf")
 
 # %% [markdown]
 # **2.** The UnicodeScripts pre-tokenizer is refused; the Qwen2 byte-level configuration with
