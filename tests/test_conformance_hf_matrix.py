@@ -61,10 +61,11 @@ def test_labkit_serves_what_it_implements(matrix):
                  "hf/wordlevel-split-regex-mergedwithnext-invert", "hf/bpe-continuing-prefix"):
         assert name in exact
     refused = {c.case: c.message for c in matrix.cells if c.engine == "labkit" and c.status == "refused"}
-    assert set(refused) == {"hf/bpe-metaspace-unicode-scripts", "hf/wordlevel-unicode-scripts"}
-    assert all("pre_tokenizer UnicodeScripts" in why for why in refused.values())
-    # Nmt, the ByteLevel normaliser and FixedLength are implemented (they were refused until then)
-    assert {"hf/wordlevel-nmt", "hf/wordlevel-fixed-length", "hf/bpe-bytelevel-normalizer-fixed-length"} <= exact
+    assert set(refused) == {"hf/wordlevel-split-oniguruma-word"}
+    assert "pre_tokenizer Split regex" in refused["hf/wordlevel-split-oniguruma-word"]
+    # Nmt, the ByteLevel normaliser, FixedLength and UnicodeScripts are implemented (refused until then)
+    assert {"hf/wordlevel-nmt", "hf/wordlevel-fixed-length", "hf/bpe-bytelevel-normalizer-fixed-length",
+            "hf/bpe-metaspace-unicode-scripts", "hf/wordlevel-unicode-scripts"} <= exact
     assert {"hf/unigram-precompiled", "hf/bpe-llama-precompiled", "hf/wordpiece-precompiled-lowercase"} <= exact
 
 
@@ -95,15 +96,15 @@ def test_metaspace_bpe_served_by_labkit_exactly(tmp_path):
 
 
 def test_metaspace_bpe_served_by_hf_says_so(tmp_path):
-    # UnicodeScripts is not implemented by labkit: the default engine is hf, and says why
+    # a Split regex Oniguruma reads otherwise (\w) is refused by labkit: the default engine is hf, and says why
     text = build_json("meta", model={"byte_fallback": True},
-                      pre_tokenizer={"type": "Sequence", "pretokenizers": [metaspace("first", True), node("UnicodeScripts")]},
+                      pre_tokenizer={"type": "Sequence", "pretokenizers": [metaspace("first", True), split(r"\w+", "Isolated")]},
                       decoder=metaspace("first", True))
     tok = labkit.load(_write(tmp_path, text))
     assert tok.engine == "hf"
-    assert "engine=None picked 'hf'" in repr(tok) and "pre_tokenizer UnicodeScripts" in repr(tok)
+    assert "engine=None picked 'hf'" in repr(tok) and "pre_tokenizer Split regex" in repr(tok)
     assert tok.engine_note in repr(tok) and "\n" not in repr(tok)
-    with pytest.raises(EngineUnavailable, match="pre_tokenizer UnicodeScripts"):
+    with pytest.raises(EngineUnavailable, match="pre_tokenizer Split regex"):
         labkit.load(_write(tmp_path, text), engine="labkit")
 
 
@@ -183,12 +184,20 @@ def test_invalid_split_regex_refused(tmp_path, pattern):
 def test_unimplemented_component_never_served_by_labkit(tmp_path):
     # issue 14: a pre-tokenizer labkit's byte-level engine does not run was served with its default split
     byte_level = node("ByteLevel", add_prefix_space=False, trim_offsets=False, use_regex=True)
-    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [node("UnicodeScripts"), byte_level]},
+    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [split(r"\w+", "Isolated"), byte_level]},
                       decoder=byte_level)
     path = _write(tmp_path, text)
-    with pytest.raises(LabkitError, match="pre_tokenizer UnicodeScripts"):
+    with pytest.raises(LabkitError, match="pre_tokenizer Split regex"):
         labkit.load(path, engine="labkit")
     assert labkit.load(path).engine == "hf"
+    # UnicodeScripts before ByteLevel: not the family engine's shape, the component-by-component engine serves it
+    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [node("UnicodeScripts"), byte_level]},
+                      decoder=byte_level)
+    tok = labkit.load(_write(tmp_path, text), engine="labkit")
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert type(tok).__name__ == "PipelineTokenizer"
+    for sample in ("abc日本語 123 naïve", "  カナ!x"):
+        assert tok.encode(sample).ids == ref.encode(sample, add_special_tokens=False).ids
     # Digits before ByteLevel: the family engine refuses it, the component-by-component engine serves it
     text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [node("Digits", individual_digits=True), byte_level]},
                       decoder=byte_level)
@@ -204,8 +213,10 @@ def test_notebook_14_checkers(capsys):
     by_name = {c.name: c for c in all_cases(["hf"])}
     assert check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
     assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
-    assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "hf")
-    assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "pre_tokenizer UnicodeScripts")
+    assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "labkit")
+    assert check_default_engine(by_name["hf/wordlevel-split-oniguruma-word"], "hf")
+    assert check_refused_component(by_name["hf/wordlevel-split-oniguruma-word"], "pre_tokenizer Split")
+    assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "none")
     assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "none")
     assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")
     assert "right" in capsys.readouterr().out

@@ -19,6 +19,7 @@ import regex
 
 from labkit.algorithms.bert_basic import is_punctuation, is_whitespace
 from labkit.algorithms.hf_normalize import Piece, byte_level_chars, pattern_matches, prepend
+from labkit.algorithms.unicode_scripts import script_pieces
 from labkit.core import LabkitError
 
 # tokenizers' ByteLevel regex (GPT-2's), run by Oniguruma there and by `regex` here
@@ -141,7 +142,7 @@ def _split_node(piece: Piece, node: dict) -> list[Piece]:
 FIXED_LENGTH_DEFAULT = 5  # tokenizers' default when a FixedLength node has no "length"
 
 IMPLEMENTED = {"Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "BertPreTokenizer", "CharDelimiterSplit",
-               "Split", "Metaspace", "ByteLevel", "FixedLength", "Sequence"}
+               "Split", "Metaspace", "ByteLevel", "FixedLength", "UnicodeScripts", "Sequence"}
 
 
 def fixed_length(piece: Piece, length: int) -> list[Piece]:
@@ -187,6 +188,8 @@ def pre_tokenize_one(piece: Piece, node: dict) -> list[Piece]:
         return _metaspace(piece, node)
     if kind == "ByteLevel":
         return _byte_level(piece, node)
+    if kind == "UnicodeScripts":
+        return [piece.slice(start, end) for start, end in script_pieces(piece.text)]
     if kind == "FixedLength":
         return fixed_length(piece, node.get("length", FIXED_LENGTH_DEFAULT))
     raise LabkitError(f"pre_tokenizer {kind} is not implemented by labkit")

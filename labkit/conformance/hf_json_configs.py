@@ -580,23 +580,26 @@ def _precompiled_cases() -> list[ConfigCase]:
 
 
 def _rarer_component_cases() -> list[ConfigCase]:
-    """Nmt, the ByteLevel normaliser and FixedLength: refused until labkit implemented them."""
+    """Rarer components: Nmt, the ByteLevel normaliser, FixedLength and UnicodeScripts (each
+    refused until labkit implemented it) and the CTC decoder."""
     return [
         _case("wordlevel-nmt", "wordlevel", normalizer=node("Nmt"), pre_tokenizer=node("WhitespaceSplit")),
         _case("wordlevel-fixed-length", "wordlevel", pre_tokenizer=node("FixedLength", length=3)),
         _case("bpe-bytelevel-normalizer-fixed-length", "plain", normalizer=seq("normalizer", node("Nmt"), node("ByteLevel")),
               pre_tokenizer=node("FixedLength")),
-    ]
-
-
-def _unimplemented_cases() -> list[ConfigCase]:
-    """Components labkit does not implement: every engine but hf must refuse them."""
-    return [
         _case("bpe-metaspace-unicode-scripts", "meta", model={"byte_fallback": True},
               pre_tokenizer=seq("pre_tokenizer", metaspace("first", True), node("UnicodeScripts")),
               decoder=metaspace("first", True)),
         _case("wordpiece-ctc-decoder", "wordpiece", normalizer=node("Lowercase"), pre_tokenizer=node("Whitespace"),
               decoder=node("CTC", pad_token="[PAD]", word_delimiter_token="|", cleanup=True)),
+    ]
+
+
+def _refused_cases() -> list[ConfigCase]:
+    """What labkit refuses: a Split regex whose matches Python's ``regex`` would not reproduce
+    (Oniguruma's ``\\w`` also takes '²'). Every engine but hf must refuse it."""
+    return [
+        _case("wordlevel-split-oniguruma-word", "wordlevel", pre_tokenizer=split(r"\w+", "Isolated")),
     ]
 
 
@@ -610,4 +613,4 @@ def hf_cases() -> list[ConfigCase]:
         True
     """
     return [*_byte_level_cases(), *_metaspace_bpe_cases(), *_plain_bpe_cases(), *_wordlevel_cases(),
-            *_wordpiece_cases(), *_unigram_cases(), *_precompiled_cases(), *_rarer_component_cases(), *_unimplemented_cases()]
+            *_wordpiece_cases(), *_unigram_cases(), *_precompiled_cases(), *_rarer_component_cases(), *_refused_cases()]

@@ -8,12 +8,12 @@ can read special tokens as plain text (``encode_unparsed``), ``parse_special=Fal
 the cell *differs*: a silent difference, which the tests never allow.
 Introduced in notebook ``14_conformance_matrix``.
 
-Example (labkit refuses the UnicodeScripts pre-tokenizer; engine=None falls back to tokenizers):
+Example (labkit refuses a Split regex Oniguruma reads otherwise; engine=None falls back to tokenizers):
     >>> import tempfile
     >>> from pathlib import Path
     >>> from labkit.conformance.cases import all_cases
     >>> from labkit.conformance.runner import run_case
-    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-unicode-scripts")
+    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-split-oniguruma-word")
     >>> [(cell.engine, cell.status, cell.served_by) for cell in run_case(case, Path(tempfile.mkdtemp()), texts=["Hi"])]
     [('labkit', 'refused', ''), ('hf', 'exact', 'hf'), ('default', 'exact', 'hf')]
 """

@@ -32,9 +32,9 @@ def check_default_engine(case, answer: str) -> bool:
 
     Introduced in notebook ``14_conformance_matrix``.
 
-    Example (labkit has no UnicodeScripts pre-tokenizer, so tokenizers serves it):
+    Example (labkit refuses a Split regex Oniguruma reads otherwise, so tokenizers serves it):
         >>> from labkit.conformance.hf_json_configs import hf_cases
-        >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-unicode-scripts"), "hf")
+        >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-word"), "hf")
         right
         True
     """
@@ -46,15 +46,15 @@ def check_default_engine(case, answer: str) -> bool:
 
 @answerable
 def check_refused_component(case, answer: str) -> bool:
-    """Which component (e.g. ``"pre_tokenizer UnicodeScripts"``) makes engine='labkit' refuse?
+    """Which component (e.g. ``"pre_tokenizer Split"``) makes engine='labkit' refuse?
     ``"none"`` if labkit serves the configuration.
 
     Introduced in notebook ``14_conformance_matrix``.
 
     Example:
         >>> from labkit.conformance.hf_json_configs import hf_cases
-        >>> case = next(c for c in hf_cases() if c.name == "hf/wordlevel-unicode-scripts")
-        >>> check_refused_component(case, "pre_tokenizer UnicodeScripts")
+        >>> case = next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-word")
+        >>> check_refused_component(case, "pre_tokenizer Split")
         right
         True
     """

@@ -26,25 +26,26 @@ def refusal(name):
 
 # %% [markdown]
 # **1.** labkit implements every component of this file, FixedLength included (a
-# WordLevel model, no normaliser), so the default is labkit. Swap FixedLength for
-# UnicodeScripts, which labkit does not implement, and the default becomes `tokenizers`.
+# WordLevel model, no normaliser), so the default is labkit. Swap FixedLength for a Split
+# on `\w+`, whose matches Oniguruma finds otherwise, and the default becomes `tokenizers`.
 
 # %%
-print(refusal("hf/wordlevel-fixed-length"), "|", refusal("hf/wordlevel-unicode-scripts"))
+print(refusal("hf/wordlevel-fixed-length"), "|", refusal("hf/wordlevel-split-oniguruma-word"))
 answer_1 = "labkit"
 assert check_default_engine(by_name["hf/wordlevel-fixed-length"], answer_1)
 assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
-assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "hf")
+assert check_default_engine(by_name["hf/wordlevel-split-oniguruma-word"], "hf")
 
 # %% [markdown]
-# **2.** The UnicodeScripts pre-tokenizer is refused; the Qwen2 byte-level configuration with
-# NFC is served (labkit implements every one of its components).
+# **2.** The Split on `\w+` is refused (Oniguruma's `\w` also takes '²', Python's `regex`
+# does not); the Qwen2 byte-level configuration with NFC is served (labkit implements every
+# one of its components).
 
 # %%
-print(refusal("hf/bpe-metaspace-unicode-scripts"))
+print(refusal("hf/wordlevel-split-oniguruma-word"))
 print(refusal("hf/bpe-bytelevel-qwen2-nfc"))
-answer_2a, answer_2b = "pre_tokenizer UnicodeScripts", "none"
-assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], answer_2a)
+answer_2a, answer_2b = "pre_tokenizer Split", "none"
+assert check_refused_component(by_name["hf/wordlevel-split-oniguruma-word"], answer_2a)
 assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], answer_2b)
-assert not check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "UnicodeScripts")
+assert not check_refused_component(by_name["hf/wordlevel-split-oniguruma-word"], "Split")
 assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")
