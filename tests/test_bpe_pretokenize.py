@@ -10,6 +10,7 @@ from tokenizers import Regex, normalizers, pre_tokenizers
 
 import labkit
 from labkit.algorithms.pretokenize import (
+    CUSTOM_STEP_REGEXES,
     PRE_ALIASES,
     PRE_TOKENIZERS,
     get_pre_tokenizer,
@@ -27,7 +28,9 @@ REQUIRED = ("gpt-2", "llama-bpe", "llama3", "qwen2", "qwen35", "deepseek-llm", "
 
 
 def hf_split(spec, text):
-    seq = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r), behavior="isolated") for r in spec.regexes])
+    # a step llama.cpp runs as a function of its own (afmoe's digit groups) as its regex spelling
+    steps = [CUSTOM_STEP_REGEXES.get(r, r) for r in spec.regexes]
+    seq = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r), behavior="isolated") for r in steps])
     return [piece for piece, _ in seq.pre_tokenize_str(text)]
 
 

@@ -216,6 +216,45 @@ UFAKZEKA = r"""[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n
 LAGUNA = (r"""[^\n]+|[\n]+""", QWEN2_LLAMA_CPP)
 EXAONE_MOE = (_LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"""
               r"""| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+""")
+# AFMoE's first step is no regex: llama.cpp names it \p{AFMoE_digits} and runs its own function
+# (unicode_regex_split_custom_afmoe), which cuts each run of numbers into threes from the right,
+# the text before the run going with the run's first group (digit_groups below). Tiny Aya's
+# tokenizer.json spells its digit step "\d{1,3}(?=(?:\d{3})*\b)", but llama.cpp runs that same
+# function for it (and the regex as written differs from it on 17 of 261 probe texts)
+AFMOE_DIGITS = r"""\p{AFMoE_digits}"""
+AFMOE = (
+    AFMOE_DIGITS,
+    r"""[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+""",
+    DEEPSEEK3[2],
+)
+TINY_AYA = (AFMOE_DIGITS, _LETTER_RUN + r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+_NUMBER_RUN = regex.compile(r"\p{N}+")
+
+
+def digit_groups(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """llama.cpp's digit grouping (AFMoE, Tiny Aya) over ``text[start:end]``: each run of numbers
+    cut into threes from the right (1-2 digits first when its length is no multiple of three),
+    the text before a run joined to its first group, the text after the last run a piece.
+
+    Example:
+        >>> from labkit.algorithms.pretokenize import digit_groups
+        >>> text = "x1234567 ab 12"
+        >>> [text[s:e] for s, e in digit_groups(text)]
+        ['x1', '234', '567', ' ab 12']
+    """
+    end = len(text) if end is None else end
+    pieces, before = [], start
+    for run in _NUMBER_RUN.finditer(text, start, end):
+        run_start, run_end = run.span()
+        first = run_start + ((run_end - run_start) % 3 or 3)
+        pieces.append((before, first))
+        pieces.extend((k, k + 3) for k in range(first, run_end, 3))
+        before = run_end
+    if before < end:
+        pieces.append((before, end))
+    return pieces
+
+
 MINICPM5 = (r"""\p{N}{1,3}""",
             _LLAMA_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 
@@ -286,10 +325,23 @@ class PreTokenizerSpec:
 
     def __post_init__(self):
         try:
-            compiled = tuple(regex.compile(r) for r in self.regexes)
+            # a step llama.cpp runs as its own function is that function here (digit_groups)
+            compiled = tuple(_CUSTOM_STEPS.get(r) or regex.compile(r) for r in self.regexes)
         except regex.error as exc:  # a broken table entry is a bug here, say which
             raise LabkitError(f"pre-tokenizer {self.name!r}: bad regex ({exc})") from None
         object.__setattr__(self, "_compiled", compiled)
+
+    @property
+    def custom_steps(self) -> tuple[str, ...]:
+        """The steps llama.cpp runs as functions of its own, not as regexes (no regex engine
+        such as tokenizers' can take them).
+
+        Example:
+            >>> from labkit.algorithms.pretokenize import AFMOE_DIGITS, get_pre_tokenizer
+            >>> get_pre_tokenizer("afmoe").custom_steps == (AFMOE_DIGITS,), get_pre_tokenizer("qwen2").custom_steps
+            (True, ())
+        """
+        return tuple(r for r in self.regexes if r in _CUSTOM_STEPS)
 
     @property
     def pattern(self) -> str | None:
@@ -323,6 +375,9 @@ class PreTokenizerSpec:
         for pattern in self._compiled:
             cut: list[tuple[int, int]] = []
             for start, end in pieces:
+                if callable(pattern):  # a custom step: it covers the piece itself
+                    cut.extend(pattern(text, start, end))
+                    continue
                 cursor = start
                 for match in pattern.finditer(text, start, end):
                     s, e = match.span()
@@ -340,7 +395,7 @@ class PreTokenizerSpec:
     def split_normalized(self, text: str) -> list[str]:
         """Pre-tokens of already-normalised ``text`` (fast path: one findall when its matches
         cover the text, none empty; a pattern with groups, whose findall gives the groups, never)."""
-        if len(self._compiled) == 1 and not self._compiled[0].groups:
+        if len(self._compiled) == 1 and not callable(self._compiled[0]) and not self._compiled[0].groups:
             words = self._compiled[0].findall(text)
             if sum(map(len, words)) == len(text) and "" not in words:
                 return words
@@ -357,6 +412,12 @@ class PreTokenizerSpec:
         if not isinstance(text, str):
             raise LabkitError(f"pre-tokenizer {self.name!r}: split() takes str, got {type(text).__name__}")
         return self.split_normalized(self.normalize(text))
+
+
+_CUSTOM_STEPS = {AFMOE_DIGITS: digit_groups}
+# each custom step as a regex that splits alike (for comparisons on short texts: it takes
+# quadratic time on a long run of digits, or of text without any)
+CUSTOM_STEP_REGEXES = {AFMOE_DIGITS: r"""\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))"""}
 
 
 def _spec(name, regexes, **kw) -> PreTokenizerSpec:
@@ -431,6 +492,9 @@ _SPECS = [
     _spec("ufakzeka", UFAKZEKA, family="UFAKZEKA", note="the qwen2 split without contractions"),
     _spec("laguna", LAGUNA, family="LAGUNA", note="lines first, then the qwen2 split"),
     _spec("exaone-moe", EXAONE_MOE, family="EXAONE_MOE", note="EXAONE MoE: words joined across single spaces"),
+    _spec("afmoe", AFMOE, family="AFMOE", note="AFMoE: llama.cpp's digit groups, CJK and Southeast Asian runs, then words"),
+    _spec("tiny_aya", TINY_AYA, family="TINY_AYA", aliases=("cohere2moe",),
+          note="Tiny Aya: llama.cpp's digit groups, then letter runs (its case classes read as letters)"),
     _spec("minicpm5", MINICPM5, ignore_merges=True, family="MINICPM5",
           note="MiniCPM5: digits in threes, then the Llama-3 split"),
     # tiktoken's encodings, under their own names
@@ -450,11 +514,7 @@ _BYTES_AS_TOKENS = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byt
                     "byte-level engine does not implement")
 LLAMA_CPP_UNSERVED: dict[str, str] = {
     "kimi-k2": "llama.cpp splits it with a hand-written function (unicode_regex_split_custom_kimi_k2), not a regex list",
-    "afmoe": "its digit class \\p{AFMoE_digits} is llama.cpp's own (unicode_regex_split_custom_afmoe)",
     **dict.fromkeys(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"), _BYTES_AS_TOKENS),
-    **dict.fromkeys(("tiny_aya", "cohere2moe"),
-                    "llama.cpp runs its digit-grouping regex on std::wregex, whose \\d and \\b are not Unicode's; "
-                    "with the pattern as written, labkit differs from it on 17 of 261 measured texts (digits beside other numbers)"),
 }
 PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}
 

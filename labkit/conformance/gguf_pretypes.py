@@ -91,6 +91,15 @@ _NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
     "LAGUNA": ("[^\n]+|[\n]+", _QWEN2_AS_IS),
     "EXAONE_MOE": (_C + r"|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"
                    r"| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+",),
+    # AFMoE's \p{AFMoE_digits} is llama.cpp's own function (unicode_regex_split_custom_afmoe), and
+    # Tiny Aya's "\d{1,3}(?=(?:\d{3})*\b)" runs that same function there: each run of numbers in
+    # threes from the right, the text before it joined to its first group. This regex does the
+    # same (fine for short texts; quadratic on long ones, so labkit's table runs a function)
+    "AFMOE": (r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))",
+              "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+",
+              _DS3_WORDS + r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    "TINY_AYA": (r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))",
+                 _RUN + r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
     "MINICPM5": (r"\p{N}{1,3}", _C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
                  r"|\s+(?!\S)|\s+"),
 }
@@ -149,12 +158,16 @@ LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
     "exaone-moe": ("EXAONE_MOE", False),
     "minicpm5": ("MINICPM5", True),
     "glm5": ("LLAMA3", True),
+    # served since llama.cpp's digit grouping function is reproduced (labkit.algorithms.pretokenize.digit_groups)
+    "afmoe": ("AFMOE", False),
+    **{n: ("TINY_AYA", False) for n in ("tiny_aya", "cohere2moe")},
 }
 # names random_gguf's stored answers were drawn without (its seeds must keep drawing the same files)
 NEWER_PRE_NAMES = ("jais-2", "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4", "spark2_5", "youtu", "stablelm2",
                    "hunyuan", "solar-open", "megrez", "grok-2", "trillion", "granite-docling", "chameleon",
                    "granite-embed-multi-97m", "superbpe", "bailingmoe", "bailingmoe2",
-                   "llada-moe", "seed-coder", "ufakzeka", "laguna", "exaone-moe", "minicpm5", "glm5")
+                   "llada-moe", "seed-coder", "ufakzeka", "laguna", "exaone-moe", "minicpm5", "glm5",
+                   "afmoe", "tiny_aya", "cohere2moe")
 # llama.cpp itself normalises nothing before a BPE split (llm_tokenizer_bpe_session::tokenize
 # runs unicode_regex_split on the raw text). The model's own tokenizer.json may: these are
 # the pre types whose reference pipeline has an NFC normaliser (qwen2: measured on its

@@ -518,6 +518,11 @@ def _byte_level_bpe(vocab: VocabData) -> tokenizers.Tokenizer:
     # spelling of the same split (cl100k's and r50k's whitespace at the end of the text
     # included, where the Llama-3 and GPT-2 regexes cut differently)
     regexes = spec.regexes
+    if spec.custom_steps:
+        raise EngineUnavailable(
+            f"{vocab.name}: pre-tokenizer {spec.name!r} groups digits with llama.cpp's own function "
+            f"({spec.custom_steps[0]}, unicode_regex_split_custom_afmoe); tokenizers has no such step, and "
+            "the same split as a regex takes quadratic time there")
     if vocab.merges is not None:
         merges = list(vocab.merges)
         ignore_merges = spec.ignore_merges
