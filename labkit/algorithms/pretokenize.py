@@ -228,6 +228,15 @@ AFMOE = (
     DEEPSEEK3[2],
 )
 TINY_AYA = (AFMOE_DIGITS, _LETTER_RUN + r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# Kimi-K2: llama.cpp splits it with a hand-written scanner (unicode_regex_split_custom_kimi_k2),
+# which this one regex follows step by step: runs of its Han ranges (unicode_cpt_is_han, a fixed
+# list of CJK blocks, unassigned code points in them included), runs of other letters with one
+# leading character and an ASCII contraction, numbers in threes, then GPT-4o's punctuation and
+# whitespace rules (measured: llama.cpp's ids on 261 probe and 1,500 random texts,
+# data/gguf/custom_splits_llama_cpp.json)
+_KIMI_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U0002f800-\U0002fa1f]"
+KIMI_K2 = (_KIMI_HAN + "+|" + r"""[^\r\n\p{L}\p{N}]?(?:(?!""" + _KIMI_HAN + r""")\p{L})+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?"""
+           r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 _NUMBER_RUN = regex.compile(r"\p{N}+")
 
 
@@ -492,6 +501,7 @@ _SPECS = [
     _spec("ufakzeka", UFAKZEKA, family="UFAKZEKA", note="the qwen2 split without contractions"),
     _spec("laguna", LAGUNA, family="LAGUNA", note="lines first, then the qwen2 split"),
     _spec("exaone-moe", EXAONE_MOE, family="EXAONE_MOE", note="EXAONE MoE: words joined across single spaces"),
+    _spec("kimi-k2", KIMI_K2, family="KIMI_K2", note="Kimi-K2: llama.cpp's own scanner, Han runs apart from other letters"),
     _spec("afmoe", AFMOE, family="AFMOE", note="AFMoE: llama.cpp's digit groups, CJK and Southeast Asian runs, then words"),
     _spec("tiny_aya", TINY_AYA, family="TINY_AYA", aliases=("cohere2moe",),
           note="Tiny Aya: llama.cpp's digit groups, then letter runs (its case classes read as letters)"),
@@ -513,7 +523,6 @@ PRE_TOKENIZERS: dict[str, PreTokenizerSpec] = {spec.name: spec for spec in _SPEC
 _BYTES_AS_TOKENS = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byte_encode off), which labkit's "
                     "byte-level engine does not implement")
 LLAMA_CPP_UNSERVED: dict[str, str] = {
-    "kimi-k2": "llama.cpp splits it with a hand-written function (unicode_regex_split_custom_kimi_k2), not a regex list",
     **dict.fromkeys(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"), _BYTES_AS_TOKENS),
 }
 PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}

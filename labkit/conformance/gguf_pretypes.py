@@ -68,6 +68,8 @@ _DS3_WORDS = (r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P
 # llama.cpp's regex engine reads \p{Lu}, \p{Ll} ... as \p{L} (unicode.cpp, k_ucat_enum): what
 # its source spells "[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" runs as a run of letters
 _RUN = r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+" + _C + "?"
+# Kimi-K2's Han: llama.cpp's unicode_cpt_is_han, a fixed list of CJK blocks (assigned or not)
+_KIMI_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U0002f800-\U0002fa1f]"
 _NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
     "JAIS2": (_C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
               + "".join(rf"|\s{{{n}}}(?!\S)" for n in (512, 256, 128, 64, 32, 16, 8, 4)) + r"|\s{1,2}(?!\S)|\s{1}",),
@@ -100,6 +102,11 @@ _NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
               _DS3_WORDS + r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
     "TINY_AYA": (r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))",
                  _RUN + r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    # Kimi-K2's "\p{Han}+" starts llama.cpp's hand-written scanner (unicode_regex_split_custom_kimi_k2);
+    # as a regex, step by step: its fixed Han blocks, other letters with one leading character and
+    # an ASCII contraction, numbers in threes, punctuation, then whitespace as GPT-4o's
+    "KIMI_K2": (_KIMI_HAN + "+|" + r"[^\r\n\p{L}\p{N}]?(?:(?!" + _KIMI_HAN + r")\p{L})+(?:'[sStTmMdD]|'[rR][eE]|'[vV][eE]|'[lL][lL])?"
+                r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",),
     "MINICPM5": (r"\p{N}{1,3}", _C + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
                  r"|\s+(?!\S)|\s+"),
 }
@@ -160,6 +167,7 @@ LLAMA_CPP_PRE_NAMES: dict[str, tuple[str, bool]] = {
     "glm5": ("LLAMA3", True),
     # served since llama.cpp's digit grouping function is reproduced (labkit.algorithms.pretokenize.digit_groups)
     "afmoe": ("AFMOE", False),
+    "kimi-k2": ("KIMI_K2", False),
     **{n: ("TINY_AYA", False) for n in ("tiny_aya", "cohere2moe")},
 }
 # names random_gguf's stored answers were drawn without (its seeds must keep drawing the same files)
@@ -167,7 +175,7 @@ NEWER_PRE_NAMES = ("jais-2", "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4
                    "hunyuan", "solar-open", "megrez", "grok-2", "trillion", "granite-docling", "chameleon",
                    "granite-embed-multi-97m", "superbpe", "bailingmoe", "bailingmoe2",
                    "llada-moe", "seed-coder", "ufakzeka", "laguna", "exaone-moe", "minicpm5", "glm5",
-                   "afmoe", "tiny_aya", "cohere2moe")
+                   "afmoe", "tiny_aya", "cohere2moe", "kimi-k2")
 # llama.cpp itself normalises nothing before a BPE split (llm_tokenizer_bpe_session::tokenize
 # runs unicode_regex_split on the raw text). The model's own tokenizer.json may: these are
 # the pre types whose reference pipeline has an NFC normaliser (qwen2: measured on its

@@ -38,6 +38,29 @@ from labkit.conformance.gguf_pretypes import LLAMA_CPP_PRE_NAMES, NFC_PRE_TYPES,
 from labkit.paths import data_path
 
 REFERENCE = "gguf/pre_types_llama_cpp.json"
+# the names llama.cpp splits with code of its own (a hand-written scanner, a digit grouping
+# function), measured again on random texts in CUSTOM_REFERENCE
+CUSTOM_SPLIT_NAMES = ("afmoe", "cohere2moe", "kimi-k2", "tiny_aya")
+CUSTOM_REFERENCE = "gguf/custom_splits_llama_cpp.json"
+# what those texts are made of: the cases that code tells apart
+CUSTOM_ALPHABET = (*"abcXYZ'sStTmdrevlL ", "  ", "\n", "\r\n", "\t", "1", "23", "4567", "٣", "½", "²", "中",
+                   "文字", "日本", "か", "カ", "한", "é", "\u0301", "!", "?", ".", "'", "'s", "'re", "'LL", "ſ",
+                   "\u3000", "\xa0", "𠀀", "\uf900", "👍", "ß", "İ")
+
+
+def custom_split_texts(count: int = 1500, seed: int = 11) -> list[str]:
+    """Random texts of 1-14 draws from CUSTOM_ALPHABET (Han, kana, Hangul, digits of several
+    scripts, contractions, spaces).
+
+    Example:
+        >>> from labkit.conformance.pre_probe import custom_split_texts
+        >>> len(custom_split_texts(5)), custom_split_texts(5) == custom_split_texts(5)
+        (5, True)
+    """
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(CUSTOM_ALPHABET) for _ in range(rng.randint(1, 14))) for _ in range(count)]
 # pre types whose case classes llama.cpp rewrites: GPT-4o's and Tekken's splits, under every name
 CASE_CLASS_PRE_TYPES = frozenset(name for name, family in LLAMA_CPP_PRE_NAMES.items() if family[0] in ("GPT4O", "TEKKEN"))
 # handwritten probes: digit runs, case, contractions, punctuation before letters, scripts, spaces
@@ -138,15 +161,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m labkit.conformance.pre_probe", description=__doc__.split("\n")[0])
     parser.add_argument("--write", default=None, metavar="FOLDER",
                         help="instead: write a probe GGUF per name and cases.json there, for tools/make_pre_type_refs.py")
+    parser.add_argument("--custom", action="store_true",
+                        help="with --write: the names llama.cpp splits with its own code, on custom_split_texts()")
     parser.add_argument("--engine", default="labkit")
     args = parser.parse_args(argv)
     if args.write:
         from labkit.algorithms.pretokenize import LLAMA_CPP_UNSERVED
 
-        folder, texts = Path(args.write), probe_texts()
+        folder = Path(args.write)
+        texts = custom_split_texts() if args.custom else probe_texts()
+        names = CUSTOM_SPLIT_NAMES if args.custom else sorted({*LLAMA_CPP_PRE_NAMES, *LLAMA_CPP_UNSERVED})
         folder.mkdir(parents=True, exist_ok=True)
         cases = []
-        for pre in sorted({*LLAMA_CPP_PRE_NAMES, *LLAMA_CPP_UNSERVED}):
+        for pre in names:
             path = write_probe_gguf(pre, folder, texts)
             cases.append({"name": pre, "path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
         (folder / "cases.json").write_text(json.dumps({"texts": texts, "cases": cases}, ensure_ascii=False), encoding="utf-8")
