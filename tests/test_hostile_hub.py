@@ -104,7 +104,10 @@ def test_ctrl_c_mid_download_leaves_nothing_behind(hub_env, tmp_path):
             labkit.load("org/slow")
         """)
         env = dict(os.environ, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_PROGRESS_BARS="1")
-        child = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Ctrl-C's default action in the child even when this run was started in the background,
+        # where the shell hands every process SIGINT ignored (the child would not stop at all)
+        child = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         waited = 0.0
         while "tokenizer.json" not in hub.fetched() and waited < 60:
             time.sleep(0.1)
