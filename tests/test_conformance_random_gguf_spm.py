@@ -218,3 +218,20 @@ def test_sentencepiece_loop_stands_in_only_where_it_merges_as_llama_cpps():
     assert not loops_agree(["<s", ">", "<s>"], [1, 1, 3])
     assert loops_agree(["<", "s", "<s>"], [1, 1, 3]) and loops_agree(["a", "b", "ab", "<unk>"], [1, 1, 1, 2])
     assert not loops_agree(["a", "b", "ab", "[x]"], [1, 1, 1, 4])  # a user-defined token
+
+
+def test_a_repeated_spelling_is_named_even_in_a_large_vocabulary():
+    """The sentencepiece engine refuses a llama GGUF where one spelling is two tokens, naming the
+    first one repeated; the check is one pass (it counted every token, quadratic: 6 s at 32,000)."""
+    import dataclasses
+
+    from labkit.engines.sentencepiece_engine import gguf_differs
+    from labkit.formats.gguf import read_gguf
+    from labkit.paths import bundled_path
+
+    vocab = read_gguf(bundled_path("llama-spm"))
+    tokens = list(vocab.tokens) + [f"▁extra{i}" for i in range(200_000)] + ["▁extra7", "▁the"]
+    kinds = list(vocab.token_types) + [1] * (len(tokens) - len(vocab.tokens))
+    scores = list(vocab.scores) + [-1e9] * (len(tokens) - len(vocab.tokens))
+    bigger = dataclasses.replace(vocab, tokens=tokens, token_types=kinds, scores=scores)
+    assert "the spelling '▁extra7' is two tokens" in gguf_differs(bigger)

@@ -31,14 +31,13 @@ from __future__ import annotations
 import heapq
 import re
 import struct
-from itertools import compress, count, repeat
-from operator import add, not_
+from itertools import repeat
+from operator import add
 from typing import Sequence
 
+from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS, unjoinable_cuts
 from labkit.core import LabkitError
 
-# texts up to this long merge fastest by rescanning (no queue to build)
-SHORT_TEXT_CHARS = 64
 
 SPACE = "\u2581"
 
@@ -111,7 +110,7 @@ class LlamaSpm:
             >>> LlamaSpm(["x", "<0x79>"], [0, 0]).encode("xy")
             [0, 1]
         """
-        return [token for token, _, _ in self.encode_spans(text)]
+        return self.encode_ids(text)
 
     def encode_ids(self, text: str) -> list[int]:
         """:meth:`encode`'s ids without building spans: the symbols looked up in one pass, the
@@ -156,8 +155,7 @@ class LlamaSpm:
         """
         if len(text) < 2:
             return [text]
-        # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
-        cuts = list(compress(count(1), map(not_, map(self._joinable.__contains__, map(add, text, text[1:])))))
+        cuts = unjoinable_cuts(text, self._joinable)
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
 
     def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:

@@ -54,6 +54,18 @@ SPACE = "\u2581"  # '▁', sentencepiece's visible space
 MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
 # up to this many characters, encode_spans merges with the rescanning loop (measured faster)
 SHORT_TEXT_CHARS = 64
+
+
+def unjoinable_cuts(text: str, joinable) -> list[int]:
+    """The positions i where ``text[i-1] + text[i]`` is in no token a merge can make (not in
+    ``joinable``): the merges on either side of such a cut never meet.
+
+    Example:
+        >>> from labkit.algorithms.spm_bpe import unjoinable_cuts
+        >>> unjoinable_cuts("abcab", {"ab"})
+        [2, 3]
+    """
+    return list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))  # in C: one pass
 # what pairs of piece ids make, memoised for merge_buckets: at most about this many entries
 PAIR_MEMO_ENTRIES = 1 << 20
 
@@ -203,8 +215,7 @@ class SpmBpeModel:
         joinable = self._joinable
         if joinable is None or len(text) < 2:
             return [text]
-        # positions i where text[i-1] and text[i] can never be joined (in C: one pass of map)
-        cuts = list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))
+        cuts = unjoinable_cuts(text, joinable)
         if not self.byte_fallback and cuts:
             known = self.symbol_to_id
             cuts = [i for i in cuts if text[i - 1] in known or text[i] in known]

@@ -68,6 +68,8 @@ _DS3_WORDS = (r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P
 # llama.cpp's regex engine reads \p{Lu}, \p{Ll} ... as \p{L} (unicode.cpp, k_ucat_enum): what
 # its source spells "[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" runs as a run of letters
 _RUN = r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+" + _C + "?"
+# llama.cpp's digit grouping function (AFMoE, Tiny Aya) spelled as a regex
+_DIGIT_GROUPS = r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))"
 # Kimi-K2's Han: llama.cpp's unicode_cpt_is_han, a fixed list of CJK blocks (assigned or not)
 _KIMI_HAN = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U0002f800-\U0002fa1f]"
 _NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
@@ -97,10 +99,10 @@ _NEWER_PRE_TYPES: dict[str, tuple[str, ...]] = {
     # Tiny Aya's "\d{1,3}(?=(?:\d{3})*\b)" runs that same function there: each run of numbers in
     # threes from the right, the text before it joined to its first group. This regex does the
     # same (fine for short texts; quadratic on long ones, so labkit's table runs a function)
-    "AFMOE": (r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))",
+    "AFMOE": (_DIGIT_GROUPS,
               "[一-鿿㐀-䶿豈-﫿぀-ゟ゠-ヿ･-ﾟ⼀-⿟เ-๿຀-໿ក-៿က-႟ꩠ-ꩿꧠ-꧿가-힯ᄀ-ᇿ]+",
               _DS3_WORDS + r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
-    "TINY_AYA": (r"\P{N}*\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))",
+    "TINY_AYA": (_DIGIT_GROUPS,
                  _RUN + r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
     # Kimi-K2's "\p{Han}+" starts llama.cpp's hand-written scanner (unicode_regex_split_custom_kimi_k2);
     # as a regex, step by step: its fixed Han blocks, other letters with one leading character and

@@ -61,6 +61,8 @@ def custom_split_texts(count: int = 1500, seed: int = 11) -> list[str]:
 
     rng = random.Random(seed)
     return ["".join(rng.choice(CUSTOM_ALPHABET) for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+
 # pre types whose case classes llama.cpp rewrites: GPT-4o's and Tekken's splits, under every name
 CASE_CLASS_PRE_TYPES = frozenset(name for name, family in LLAMA_CPP_PRE_NAMES.items() if family[0] in ("GPT4O", "TEKKEN"))
 # handwritten probes: digit runs, case, contractions, punctuation before letters, scripts, spaces

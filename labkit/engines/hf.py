@@ -32,12 +32,11 @@ from labkit.algorithms.charsmap import check_charsmap
 from labkit.algorithms.pretokenize import get_pre_tokenizer
 from labkit.algorithms.specials import longest_first_differs
 from labkit.core import MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_UNIGRAM, MODEL_WORDPIECE
-from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_UNUSED, hole_ids
+from labkit.core import TOKEN_CONTROL, TOKEN_UNKNOWN, TOKEN_UNUSED, hole_ids
 from labkit.core import AddedToken, Encoding, EngineUnavailable, FormatError, LabkitError, Tokenizer, VocabData
 from labkit.core import library_failure  # noqa: F401  (named here too: the hf engine's errors use it)
 
 SPIECE_UNDERLINE = "\u2581"
-TOKEN_TYPE_NAMES = {2: "unknown", 3: "control", 4: "user-defined", 5: "unused", 6: "byte"}
 
 
 @contextlib.contextmanager

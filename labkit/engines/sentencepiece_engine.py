@@ -233,7 +233,9 @@ def gguf_differs(vocab: VocabData) -> str | None:
         return None
     tokens, kinds = vocab.tokens, vocab.token_types
     if len(set(tokens)) != len(tokens):
-        repeated = next(t for t in tokens if tokens.count(t) > 1)
+        seen: set[str] = set()
+        # the first spelling seen twice, in one pass (a count per token is quadratic in the vocabulary)
+        repeated = next(t for t in tokens if t in seen or seen.add(t))
         return f"the spelling {repeated!r} is two tokens, which llama.cpp and sentencepiece tell apart otherwise"
     unknown = vocab.specials.unk_id
     if unknown is None or not 0 <= unknown < len(tokens):

@@ -89,7 +89,9 @@ def check_components(doc: dict, source: str) -> None:
             if not isinstance(name, str) or name not in known:
                 raise FormatError(f"{source}: {kind} type {str(name)[:40]!r} is unknown (tokenizers knows {', '.join(sorted(known))})")
             if name == "FixedLength" and kind == "pre_tokenizer":
-                length = part.get("length", 5)
+                from labkit.algorithms.hf_pretokenize import FIXED_LENGTH_DEFAULT
+
+                length = part.get("length", FIXED_LENGTH_DEFAULT)
                 if type(length) is not int or length < 1:
                     # tokenizers reads 0 and then panics on every text ("chunk size must be non-zero")
                     raise FormatError(f"{source}: pre_tokenizer FixedLength length should be a positive int, got {_short(length)}")

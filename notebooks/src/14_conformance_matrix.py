@@ -157,6 +157,8 @@ def pieces_by_script(text):
 sample = "  Tokyo 東京 ひらがな-カタカナ, Москва 2026!"
 print([(char, script(char)) for char in "Tk東ひカー- М2"])
 print(pieces_by_script(sample))
+assert script("ひ") == script("カ") == script("ー") == script("東") == "Han" and script(" ") == ANY
+assert not pieces_by_script(sample)[0].startswith(" ")  # the leading spaces belong to no piece
 assert pieces_by_script(sample) == [sample[a:b] for a, b in script_pieces(sample)]
 assert pieces_by_script(sample) == [p for p, _ in pre_tokenizers.UnicodeScripts().pre_tokenize_str(sample)]
 
@@ -459,6 +461,13 @@ print(len(probe_table), "names served,", len(LLAMA_CPP_UNSERVED), "refused:", ",
 assert probe_table["other"].sum() == 0 and (len(probe_table), len(LLAMA_CPP_UNSERVED)) == (87, 4)
 assert all(probe_table.loc[name, "equal"] == len(probe["texts"]) for name in ("afmoe", "tiny_aya", "cohere2moe", "kimi-k2"))
 print([text[s:e] for text in ["x1234567 ab 12"] for s, e in digit_groups(text)])
+for name in ("afmoe", "tiny_aya", "cohere2moe"):  # tokenizers has no such step: the hf engine refuses them
+    try:
+        labkit.load(pre_probe.write_probe_gguf(name, workdir, probe["texts"][:1]), engine="hf")
+    except labkit.LabkitError as exc:
+        assert "llama.cpp's own function" in str(exc)
+    else:
+        raise AssertionError(f"hf served {name}")
 probe_table[probe_table["documented"] > 0]
 
 # %% [markdown]
