@@ -269,17 +269,27 @@ def _resolved(answers: dict, mode: str, index: int) -> str:
     return value if value is not None else _resolved(answers, MODES[mode][0], index)
 
 
-def first_difference(got: dict, want: dict, case: dict) -> str | None:
-    """The first place an engine's answers differ from llama.cpp's, described; None if none."""
+def differences(got: dict, want: dict, case: dict):
+    """Each answer of an engine that differs from llama.cpp's: (mode, "ids" or "decode", the
+    text or id list asked, the engine's answer, llama.cpp's), in MODES order."""
     for mode, (_, what) in MODES.items():
         if mode not in want:
             continue
         for index in range(len(want[mode])):
             a, b = _resolved(got, mode, index), _resolved(want, mode, index)
             if a != b:
-                where = case["texts"][index] if what == "ids" else case["id_lists"][index][:8]
-                return f"{mode} {what} of {where!r}: {a[:80]!r} where llama.cpp gives {b[:80]!r}"
-    return None
+                yield mode, what, case["texts"][index] if what == "ids" else case["id_lists"][index], a, b
+
+
+def describe_difference(mode: str, what: str, where, got: str, want: str) -> str:
+    """One difference from :func:`differences` as a line (an id list shown by its first 8 ids)."""
+    shown = where if what == "ids" else where[:8]
+    return f"{mode} {what} of {shown!r}: {got[:80]!r} where llama.cpp gives {want[:80]!r}"
+
+
+def first_difference(got: dict, want: dict, case: dict) -> str | None:
+    """The first place an engine's answers differ from llama.cpp's, described; None if none."""
+    return next((describe_difference(*found) for found in differences(got, want, case)), None)
 
 
 def load_reference(path: Path | None = None, family: str = "byte") -> dict[int, dict]:

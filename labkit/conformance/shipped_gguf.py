@@ -39,7 +39,7 @@ import unicodedata
 from pathlib import Path
 
 from labkit.algorithms.llama_wpm import clean_spaces
-from labkit.conformance.random_gguf import MODES, _resolved, engine_answers, file_digest
+from labkit.conformance.random_gguf import describe_difference, differences, engine_answers, file_digest
 from labkit.conformance.random_hf import random_texts
 from labkit.paths import bundled_path, data_path
 
@@ -88,23 +88,15 @@ def _documented(name: str, what: str, where, got: str, want: str) -> bool:
 
 def first_difference(name: str, got: dict, want: dict, case: dict) -> str | None:
     """The first answer that differs from llama.cpp's and is not a documented choice; None if none."""
-    for mode, (_, what) in MODES.items():
-        for index in range(len(want[mode])):
-            a, b = _resolved(got, mode, index), _resolved(want, mode, index)
-            where = case["texts"][index] if what == "ids" else case["id_lists"][index]
-            if a != b and not _documented(name, what, where, a, b):
-                return f"{mode} {what} of {where!r}: {a[:80]!r} where llama.cpp gives {b[:80]!r}"
-    return None
+    return next((describe_difference(*found) for found in differences(got, want, case)
+                 if not _documented(name, *found[1:])), None)
 
 
 def documented_differences(name: str, got: dict, want: dict, case: dict) -> dict[str, int]:
     """How many answers differ from llama.cpp's by a documented choice, per kind ("ids", "decode")."""
     counts = {"ids": 0, "decode": 0}
-    for mode, (_, what) in MODES.items():
-        for index in range(len(want[mode])):
-            a, b = _resolved(got, mode, index), _resolved(want, mode, index)
-            where = case["texts"][index] if what == "ids" else case["id_lists"][index]
-            counts[what] += a != b and _documented(name, what, where, a, b)
+    for _, what, where, a, b in differences(got, want, case):
+        counts[what] += _documented(name, what, where, a, b)
     return counts
 
 
