@@ -23,6 +23,11 @@ and with parse_special, each with add_special off and on; for each id list
 
     .venv/bin/python -m labkit.conformance.random_gguf --family spm --seeds 0:120 --write /tmp/random-spm
     /tmp/llv/bin/python tools/make_random_gguf_refs.py /tmp/random-spm/cases.json data/gguf/random_llama_cpp_spm.json
+
+The other families (``wpm``, ``ugm``, ``utf8``) are written and answered the same way, e.g.
+
+    .venv/bin/python -m labkit.conformance.random_gguf --family utf8 --seeds 0:150 --write /tmp/random-utf8
+    /tmp/llv/bin/python tools/make_random_gguf_refs.py /tmp/random-utf8/cases.json data/gguf/random_llama_cpp_utf8.json
 """
 from __future__ import annotations
 

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from labkit.algorithms.llama_bpe_utf8 import UTF8_BPE_RULES
 from labkit.core import LabkitError
 
 # --------------------------------------------------------------------------- the patterns
@@ -520,11 +521,10 @@ _SPECS = [
 PRE_TOKENIZERS: dict[str, PreTokenizerSpec] = {spec.name: spec for spec in _SPECS}
 # names llama.cpp 0c1e5709 knows whose split labkit does not reproduce, and why (a GGUF naming
 # one is refused, not served with a split that differs)
-_BYTES_AS_TOKENS = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byte_encode off), which labkit's "
-                    "byte-level engine does not implement")
-LLAMA_CPP_UNSERVED: dict[str, str] = {
-    **dict.fromkeys(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"), _BYTES_AS_TOKENS),
-}
+LLAMA_CPP_UNSERVED: dict[str, str] = {}
+# names that are not byte-level splits at all: BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8)
+_NOT_BYTE_LEVEL = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byte_encode off): labkit's own engine "
+                   "serves it (labkit.engines.labkit_llama_bpe_utf8), no byte-level split does")
 PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}
 
 
@@ -557,6 +557,8 @@ def get_pre_tokenizer(name: str | None) -> PreTokenizerSpec:
     if not isinstance(name, str):
         raise LabkitError(f"pre-tokenizer name must be a str, got {type(name).__name__}")
     spec = PRE_TOKENIZERS.get(name) or PRE_TOKENIZERS.get(PRE_ALIASES.get(name, ""))
+    if spec is None and name in UTF8_BPE_RULES:
+        raise LabkitError(f"pre-tokenizer {name!r} is llama.cpp's {_NOT_BYTE_LEVEL}")
     if spec is None and name in LLAMA_CPP_UNSERVED:
         raise LabkitError(f"pre-tokenizer {name!r} is llama.cpp's, but labkit does not split as it does: "
                           f"{LLAMA_CPP_UNSERVED[name]}")

@@ -24,7 +24,8 @@ From a shell: ``python -m labkit.conformance.random_gguf --seeds 0:150`` (agains
 answers; exit status 1 when an engine differs). ``--family spm`` runs the SentencePiece-style
 ("llama") files of :mod:`labkit.conformance.random_gguf_spm` instead, ``--family wpm`` the
 WordPiece ("bert") files of :mod:`labkit.conformance.random_gguf_wpm`, ``--family ugm`` the
-Unigram ("t5") files of :mod:`labkit.conformance.random_gguf_ugm`.
+Unigram ("t5") files of :mod:`labkit.conformance.random_gguf_ugm`, ``--family utf8`` the files of
+BPE over raw UTF-8 (Gemma 4's kind) of :mod:`labkit.conformance.random_gguf_utf8`.
 
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf import draw_file
@@ -179,7 +180,7 @@ def file_digest(path: Path) -> str:
 
 # the byte-level files are this module's; the others' draws live in a module each
 FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm", "wpm": "labkit.conformance.random_gguf_wpm",
-            "ugm": "labkit.conformance.random_gguf_ugm"}
+            "ugm": "labkit.conformance.random_gguf_ugm", "utf8": "labkit.conformance.random_gguf_utf8"}
 ABORT = "abort"  # what the answers file holds where llama.cpp ended its process
 
 

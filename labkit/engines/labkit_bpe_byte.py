@@ -400,6 +400,10 @@ def build(vocab: VocabData) -> ByteLevelBPE:
     """
     if vocab.model != MODEL_BPE_BYTE:
         raise EngineUnavailable(f"{vocab.name}: the byte-level BPE engine serves model 'bpe_byte', not {vocab.model!r}")
+    if vocab.options.get("byte_encode") is False:  # a GGUF BPE over raw UTF-8 (Gemma 4): an engine of its own
+        from labkit.engines.labkit_llama_bpe_utf8 import build as utf8_build
+
+        return utf8_build(vocab)
     if vocab.merges is None and vocab.token_bytes is None:
         raise EngineUnavailable(f"{vocab.name}: byte-level BPE needs merges or token ranks, this vocab has neither")
     return ByteLevelBPE(vocab)

@@ -22,6 +22,7 @@ from typing import Any
 import gguf
 from gguf import GGUFValueType as VT
 
+from labkit.algorithms.llama_bpe_utf8 import GEMMA4_MODEL_RULES, UTF8_BPE_RULES
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -260,7 +261,8 @@ def _read_kv(data, source: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- to VocabData
 
 _VALID_TYPES = frozenset(range(1, 7))
-_MODEL_FAMILY = {"gpt2": "bpe_byte", "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram"}
+# "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
+_MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram"}
 
 
 def _get(kv: dict, key: str, kind: type, source: str, default=None):
@@ -301,15 +303,20 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     tokens, types, scores = _token_arrays(kv, source)
     attributes = llama_cpp_attributes(kv, tokens, types, ggml_model, source)  # by the file's own spellings
     stored_types, types = types, _types_from(attributes, types)
-    merges = _merges(kv, tokens, source)
+    pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
+    if ggml_model == "gemma4" and pre is None:
+        pre_name = GEMMA4_MODEL_RULES  # llama.cpp sets this split for the model, whatever the key says
+    # llama.cpp's BPE over raw UTF-8 looks merges up by spelling: one naming no token never applies
+    merges = _merges(kv, tokens, source, check=pre_name not in UTF8_BPE_RULES)
     spellings = tokens  # as the file spells them: llama.cpp matches these
     if family == "wordpiece":
         tokens = [_undo_phantom_space(t) for t in tokens]
     specials = _specials(kv, tokens, family, source, ggml_model)
     normalizer, options = _normalizer_and_options(kv, types, family, specials, source)
-    pre_name = pre if pre is not None else _get(kv, TK.PRE, str, source, None)
     if family == "bpe_byte" and pre_name is None:
         pre_name = "default"
+    if family == "bpe_byte":
+        _bpe_options(kv, pre_name, specials, options, source)
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
     if family == "wordpiece":
@@ -338,6 +345,19 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     if templates:
         set_chat_templates(vocab, templates, f"{source}: {GGUF_TEMPLATE_KEY}")
     return vocab
+
+
+def _bpe_options(kv: dict, pre_name: str, specials: SpecialTokens, options: dict, source: str) -> None:
+    """What llama.cpp switches on for a BPE split over raw UTF-8 (Gemma 4's ``<0xNN>`` byte
+    tokens, ``▁`` for a space): ``byte_encode`` off, BOS always added for Gemma 4, and the
+    add_space_prefix key, which only its decoding reads."""
+    rules = UTF8_BPE_RULES.get(pre_name)
+    if rules is None:
+        return
+    options["byte_encode"] = False
+    options["add_space_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, False))
+    if rules.gemma4:
+        specials.add_bos = True
 
 
 def _model_family(kv: dict, source: str) -> tuple[str, str]:
@@ -389,23 +409,26 @@ def _token_arrays(kv: dict, source: str) -> tuple[list[str], list[int], list | N
     return tokens, types, scores
 
 
-def _merges(kv: dict, tokens: list[str], source: str) -> list[tuple[str, str]] | None:
-    """The merges as (left, right) pairs, each naming tokens of the vocabulary."""
+def _merges(kv: dict, tokens: list[str], source: str, check: bool = True) -> list[tuple[str, str]] | None:
+    """The merges as (left, right) pairs, each naming tokens of the vocabulary (with ``check``)."""
     raw_merges = _get(kv, TK.MERGES, list, source)
     if raw_merges is None:
         return None
     if raw_merges and not isinstance(raw_merges[0], str):
         raise FormatError(f"{source}: {TK.MERGES!r} must be an array of strings")
-    merges = [tuple(merge.split(" ", 1)) for merge in raw_merges]
-    if any(len(pair) != 2 for pair in merges):
-        index = next(i for i, pair in enumerate(merges) if len(pair) != 2)
+    # cut at the first space after the first character, as llama.cpp does (a token may start with a space)
+    cuts = [merge.find(" ", 1) for merge in raw_merges]
+    if -1 in cuts:
+        index = cuts.index(-1)
         raise FormatError(f"{source}: merge #{index} {raw_merges[index]!r} is not 'left right'")
-    _check_merges_name_tokens(merges, tokens, source)
+    merges = [(merge[:cut], merge[cut + 1:]) for merge, cut in zip(raw_merges, cuts)]
+    if check:
+        _check_merges_name_tokens(merges, tokens, source)
     return merges
 
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
-_DEFAULT_IDS = {"llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
+_DEFAULT_IDS = {"gpt2": {TK.BOS_ID: 11, TK.EOS_ID: 11}, "llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
                 "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
                 "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0}}
 

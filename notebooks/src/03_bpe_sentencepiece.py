@@ -350,6 +350,92 @@ rows = measure("llama-spm", corpus(0.25), repeat=1)
 print(text_table(rows, ["vocab", "engine", "MB/s", "x sentencepiece", "exact"]))
 
 # %% [markdown]
+# ## 8. Gemma 4: SentencePiece's spelling, byte-level BPE's merges
+#
+# Gemma 4 (and Sarvam, and IBM's granite-embed-multi-311m) spell their tokens as SentencePiece
+# does, `▁` for a space and `<0xNN>` for a byte, but ship a **merges list** instead of scores.
+# llama.cpp runs them with `byte_encode` off (`labkit.algorithms.llama_bpe_utf8`): every space
+# becomes `▁`, the text is cut only at newlines, and each line is merged by **rank** (notebook
+# 02's rule: lowest rank first, leftmost on a tie) over its UTF-8 **characters**. A part that
+# is no token at the end falls back to its bytes' `<0xNN>` tokens. The loop, on the page, and
+# the package's priority-queue version on 2,000 random words:
+
+# %%
+import random
+
+
+def rank_bpe_chars(word, ranks):
+    """Merge the adjacent pair with the lowest rank until none has one."""
+    parts = list(word)
+    while True:
+        pairs = [(ranks[pair], i) for i, pair in enumerate(zip(parts, parts[1:])) if pair in ranks]
+        if not pairs:
+            return parts
+        _, i = min(pairs)  # lowest rank, then leftmost
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
+from labkit.algorithms.llama_bpe_utf8 import merge_ranks, merge_word
+
+rng = random.Random(3)
+toy_tokens = list("▁abé")
+toy_merges = []
+for _ in range(40):  # random merges of the tokens so far, as a trainer might leave them
+    left, right = rng.choice(toy_tokens), rng.choice(toy_tokens)
+    toy_merges.append((left, right))
+    toy_tokens.append(left + right)
+ranks = merge_ranks(toy_merges)
+words = ["".join(rng.choice("▁abé") for _ in range(rng.randint(1, 12))) for _ in range(2000)]
+assert all(rank_bpe_chars(w, ranks) == merge_word(w, ranks) for w in words)
+most_merged = max(words[:200], key=lambda w: len(w) - len(rank_bpe_chars(w, ranks)))
+print(f"{len(words)} words agree; {most_merged!r} ->", rank_bpe_chars(most_merged, ranks))
+
+# %% [markdown]
+# A small Gemma-4-style GGUF shows llama.cpp's three rules for this split: a run of newlines
+# that is itself a token is taken whole, BOS is added whatever the file says, and decoding
+# runs llama.cpp's `clean_spaces` (no space before `,`). `x` has no token and no byte token:
+# it is dropped, as llama.cpp drops it.
+
+# %%
+import tempfile
+from pathlib import Path
+
+from labkit.conformance.random_gguf_utf8 import DrawnUtf8Gguf, write_file
+
+gemma_like = DrawnUtf8Gguf(0, "gpt2", "gemma4",
+                           ["<pad>", "<bos>", "<eos>", "\n", "\n\n", "▁", "a", "b", "▁a", "ab", "▁ab", ",", "<0xC3>", "<0xA9>"],
+                           [3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 6, 6], ["▁ a", "a b", "▁a b"], {}, {"bos": 1, "eos": 2})
+gemma_tok = labkit.load(write_file(gemma_like, Path(tempfile.mkdtemp())))
+shown = gemma_tok.encode("ab ab\n\né, x", add_special_tokens=True)
+print(gemma_tok.engine, type(gemma_tok).__name__, shown.tokens)
+print(repr(gemma_tok.decode([10, 11, 5, 11])))
+assert shown.tokens == ["<bos>", "ab", "▁ab", "\n\n", "<0xC3>", "<0xA9>", ",", "▁"]
+assert gemma_tok.decode([10, 11, 5, 11]) == " ab,,"
+
+# %% [markdown]
+# Measured, not assumed: `labkit.conformance.random_gguf_utf8` draws 150 such files (the four
+# split names, and Gemma 4's own tokenizer model) and compares labkit with llama.cpp's stored
+# answers: ids with and without BOS and special tokens, and decoded id lists. The files
+# llama.cpp itself cannot load (a byte token spelled shorter than `<0x`, no merges) labkit
+# refuses at load. No reference library serves these files: `tokenizers`' BPE would merge
+# differently, so the hf engine refuses them.
+
+# %%
+from collections import Counter
+
+from labkit.conformance import random_gguf as rg
+from labkit.conformance import random_gguf_utf8 as rgu
+
+utf8_answers = rg.load_reference(family="utf8")
+with tempfile.TemporaryDirectory() as folder:
+    utf8_results = [rg.check_seed(seed, utf8_answers[seed], Path(folder), engines=("labkit", "hf"), family="utf8")
+                    for seed in rgu.SEEDS]
+utf8_counts = Counter((engine, result.split(":")[0]) for r in utf8_results for engine, result in r.items())
+print(dict(sorted(utf8_counts.items())))
+assert utf8_counts["labkit", "differs"] == 0 and utf8_counts["labkit", "exact"] >= 140
+assert utf8_counts["hf", "refused"] == len(rgu.SEEDS)
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint. Worked answers: `notebooks/solutions/03_bpe_sentencepiece.ipynb`.
@@ -393,6 +479,8 @@ check_byte_pieces("€", answer_3)
 # * The textbook loop (`score_bpe` above) gives labkit's result; sentencepiece's priority
 #   queue makes the same merges in O(n log n), and a word cache over `▁`-runs makes repeated
 #   words free.
+# * Gemma 4's GGUFs keep SentencePiece's spelling but merge by rank over characters, lines
+#   whole: llama.cpp's `byte_encode`-off BPE, which labkit's UTF-8 engine follows exactly.
 # * The two references disagree on some rare Unicode. `tokenizers` applies the charsmap
 #   per grapheme cluster and strips only one leading space when decoding; no pipeline
 #   can change either. labkit follows sentencepiece, which defines a `.model` file.

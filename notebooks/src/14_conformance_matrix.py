@@ -443,6 +443,10 @@ assert gguf_counts["labkit", "differs"] == 0
 # (afmoe, tiny_aya, cohere2moe) group digits with a function of llama.cpp's own, not a regex:
 # labkit runs the same function (`digit_groups`), and the hf engine refuses them. Kimi-K2 is
 # split by a hand-written scanner there, which one regex of labkit's table follows step by step.
+# Four names (gemma4, granite-embed-multi-311m, sarvam-moe, whitespace) are not byte-level
+# at all: llama.cpp merges UTF-8 characters for them, which labkit's UTF-8 engine does
+# (notebook 03, section 8); on this byte-level probe it still gives llama.cpp's ids, and
+# "whitespace" ends llama.cpp's process on the probe (a space inside a merge half).
 
 # %%
 from labkit.algorithms.pretokenize import LLAMA_CPP_UNSERVED, digit_groups
@@ -458,7 +462,8 @@ for pre, entry in sorted(probe["names"].items()):
                        sum(not pre_probe.documented(pre, t) for t in differ)))
 probe_table = pd.DataFrame(probe_rows, columns=["pre", "equal", "documented", "other"]).set_index("pre")
 print(len(probe_table), "names served,", len(LLAMA_CPP_UNSERVED), "refused:", ", ".join(sorted(LLAMA_CPP_UNSERVED)))
-assert probe_table["other"].sum() == 0 and (len(probe_table), len(LLAMA_CPP_UNSERVED)) == (87, 4)
+assert probe_table["other"].sum() == 0 and (len(probe_table), len(LLAMA_CPP_UNSERVED)) == (90, 0)
+assert all(probe_table.loc[name, "equal"] == len(probe["texts"]) for name in ("gemma4", "granite-embed-multi-311m", "sarvam-moe"))
 assert all(probe_table.loc[name, "equal"] == len(probe["texts"]) for name in ("afmoe", "tiny_aya", "cohere2moe", "kimi-k2"))
 print([text[s:e] for text in ["x1234567 ab 12"] for s, e in digit_groups(text)])
 for name in ("afmoe", "tiny_aya", "cohere2moe"):  # tokenizers has no such step: the hf engine refuses them
