@@ -3,6 +3,8 @@ against llama.cpp's stored answers (labkit.conformance.random_gguf_utf8), and on
 per rule with llama.cpp's own answer."""
 from __future__ import annotations
 
+import json
+import random
 from collections import Counter
 
 import pytest
@@ -13,6 +15,8 @@ from support.llama_cpp import llama_cpp_ids as ids
 from labkit.algorithms import llama_bpe_utf8
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_utf8 as rgu
+from labkit.paths import data_path
+from labkit.streaming.decode_stream import DecodeStream
 
 TOY_TOKENS = ["<pad>", "<bos>", "<eos>", "\n", "\n\n", "▁", "a", "b", "▁a", "ab", "▁ab", ",", "<0xC3>", "<0xA9>", "<0x0A>"]
 TOY_TYPES = [3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 6, 6, 6]
@@ -44,6 +48,8 @@ def test_labkit_gives_llama_cpps_answers_or_refuses_what_llama_cpp_cannot_load(o
 def test_reference_engines_refuse_every_utf8_bpe_gguf(outcomes, engine):
     results = {seed: r[engine] for seed, r in outcomes.items()}
     assert all(r.startswith("refused") for r in results.values()), results
+    if engine == "hf":
+        assert all("BPE over raw UTF-8" in r and "engine='labkit'" in r for r in results.values()), results
 
 
 def test_the_draws_and_answers_cover_every_rule(reference):
@@ -115,3 +121,26 @@ def test_a_byte_token_shorter_than_its_spelling_is_refused_at_load(tmp_path):
         toy(tmp_path, 4, "gpt2", "gemma4", ["a", "b", "ab"], [1, 6, 1], ["a b"])
     with pytest.raises(labkit.LabkitError, match="without tokenizer.ggml.merges"):
         toy(tmp_path, 5, "gpt2", "sarvam-moe", ["a", "b"], [1, 1], [])
+
+
+def test_llama_2s_vocabulary_written_as_a_gemma4_gguf_gives_llama_cpps_answers(tmp_path):
+    """A real vocabulary of 32,000 tokens and 61,249 merges: 746 texts with add_special and
+    parse_special off and on, and 101 id lists decoded, each as llama.cpp answered."""
+    stored = json.loads(data_path(rgu.REAL_REFERENCE).read_text(encoding="utf-8"))["seeds"][0]
+    case = rgu.real_vocabulary_case(tmp_path)
+    assert (case["sha256"], case["inputs_sha256"]) == (stored["sha256"], stored["inputs_sha256"])
+    tok = labkit.load(case["path"], engine="labkit")
+    assert type(tok).__name__ == "Utf8BPE"
+    assert [rg.describe_difference(*d) for d in rg.differences(rg.engine_answers(tok, case), stored, case)] == []
+
+
+def test_a_decode_stream_over_utf8_bpe_gives_decode_text(tmp_path):
+    # clean_spaces rewrites the end of the text (a space before ','): the stream holds such an end
+    tok = toy(tmp_path, 6, "gpt2", "gemma4", TOY_TOKENS, TOY_TYPES, TOY_MERGES, header={"bos": 1, "eos": 2})
+    rng = random.Random(6)
+    for _ in range(300):
+        ids_ = [rng.randrange(tok.vocab_size) for _ in range(rng.randint(1, 10))]
+        for skip in (False, True):
+            stream = DecodeStream(tok, skip_special_tokens=skip)
+            streamed = "".join(stream.step(i) or "" for i in ids_) + (stream.flush() or "")
+            assert streamed == tok.decode(ids_, skip_special_tokens=skip), ids_

@@ -151,3 +151,56 @@ def texts_for(drawn: DrawnUtf8Gguf, count: int = 24) -> list[str]:
             units.insert(rng.randrange(len(units) + 1), rng.choice(drawn.spellings))
         out.append("".join(units))
     return out
+
+
+# ----------------------------------------------------------------------------- a real vocabulary
+REAL_REFERENCE = "gguf/llama_spm_as_gemma4_llama_cpp.json"
+
+
+def real_vocabulary_file(folder: Path) -> Path:
+    """Llama-2's 32,000 tokens (the bundled llama-spm) written as Gemma 4's converter writes a
+    GGUF: tokenizer model "gemma4", the tokens with their types, the merges ``tokenizers``
+    derives from the scores, BOS/EOS/UNK ids, add_bos on, add_space_prefix off.
+
+    Example:
+        >>> import tempfile
+        >>> from labkit.formats.gguf import read_gguf_kv
+        >>> kv = read_gguf_kv(real_vocabulary_file(Path(tempfile.mkdtemp())))
+        >>> kv["tokenizer.ggml.model"], len(kv["tokenizer.ggml.merges"])
+        ('gemma4', 61249)
+    """
+    import labkit
+    from labkit.factory import convert_model_file
+
+    vocab = labkit.load("llama-spm").vocab
+    merges = [" ".join(pair) for pair in json.loads(convert_model_file("llama-spm").backend.to_str())["model"]["merges"]]
+    drawn = DrawnUtf8Gguf(0, "gemma4", None, list(vocab.tokens), list(vocab.token_types), merges,
+                          {"add_bos_token": True, "add_space_prefix": False}, {"bos": 1, "eos": 2, "unknown": 0})
+    return write_vocab_gguf(Path(folder) / "llama-spm-as-gemma4.gguf", "gemma4", drawn.tokens, drawn.types,
+                            arch="gemma4", merges=drawn.merges, ids=drawn.ids, flags=drawn.flags)
+
+
+def real_vocabulary_case(folder: Path) -> dict:
+    """What llama.cpp is asked about :func:`real_vocabulary_file`: 400 lines of botchan, the
+    llama-spm test vectors, 300 random texts of many scripts, 100 random id lists and every id.
+
+    Example:
+        >>> import tempfile
+        >>> case = real_vocabulary_case(Path(tempfile.mkdtemp()))
+        >>> len(case["texts"]), len(case["id_lists"][-1])
+        (746, 32000)
+    """
+    import hashlib
+
+    from labkit.bench.harness import corpus_lines
+    from labkit.conformance.random_gguf import file_digest
+    from labkit.vectors import load_vectors
+
+    path = real_vocabulary_file(folder)
+    lines = [line for line in corpus_lines() if line.strip()][:400]
+    vectors = [text for text, _ in load_vectors("llama-spm")]
+    texts = lines + vectors + random_texts(7, ("<s>", "</s>", "<unk>"), 300)
+    rng = random.Random("llama-spm-as-gemma4")
+    lists = [[rng.randrange(32000) for _ in range(rng.randint(1, 12))] for _ in range(100)] + [list(range(32000))]
+    return {"seed": 0, "path": str(path), "sha256": file_digest(path), "texts": texts, "id_lists": lists,
+            "inputs_sha256": hashlib.sha256(json.dumps([texts, lists]).encode()).hexdigest(), "family": FAMILY}

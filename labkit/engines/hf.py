@@ -349,6 +349,10 @@ def build(vocab: VocabData) -> HFTokenizer:
         raise EngineUnavailable(GGUF_BERT_REFUSAL.format(name=vocab.name))
     if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
         raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
+    if vocab.format == "gguf" and vocab.options.get("byte_encode") is False:
+        raise EngineUnavailable(f"{vocab.name}: a GGUF of BPE over raw UTF-8 (split {vocab.pre!r}), which labkit does "
+                                "not rebuild as a tokenizers pipeline (llama.cpp merges whole lines, finds byte tokens "
+                                "by spelling and decodes its own way); engine='labkit' serves it as llama.cpp does")
     if vocab.format == "gguf":
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:
