@@ -1,4 +1,5 @@
-"""GGUF files of BPE over raw UTF-8 (Gemma 4's kind) as llama.cpp serves them: 150 random files
+"""GGUF files of BPE over raw UTF-8 (Gemma 4's kind, and the "whitespace" tokenizer model) as
+llama.cpp serves them: 150 random files
 against llama.cpp's stored answers (labkit.conformance.random_gguf_utf8), and one small file
 per rule with llama.cpp's own answer."""
 from __future__ import annotations
@@ -60,7 +61,7 @@ def test_the_draws_and_answers_cover_every_rule(reference):
         assert any(x is not None for e in served for x in e[mode]), mode
     drawn = [rgu.draw_file(s) for s in rgu.SEEDS]
     assert {d.pre for d in drawn if d.model == "gpt2"} == set(llama_bpe_utf8.UTF8_BPE_RULES)
-    assert sum(d.model == "gemma4" for d in drawn) >= 20
+    assert sum(d.model == "gemma4" for d in drawn) >= 20 and sum(d.model == "whitespace" for d in drawn) >= 20
     assert {k for d in drawn for k in d.types} == {1, 2, 3, 4, 5, 6}
     assert {f for d in drawn for f in d.flags} == set(rgu.FLAGS)
     assert {d.how.split(", bytes ")[1] for d in drawn} == {"all", "none", "some", "typed normal"}
@@ -116,6 +117,18 @@ def test_whitespace_splits_at_llama_cpps_spaces_and_decodes_byte_level(tmp_path)
     assert tok.decode([6, 3, 2]) == " a[UNK_BYTE_0x20 ]ab" and tok.decode([4, 0]) == "[UNK_BYTE_0xe38080\u3000]a"
 
 
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_the_whitespace_model_drops_llama_cpps_spaces_and_lowercases_where_the_file_says(tmp_path, lowercase):
+    tokens = ["[UNK]", "a", "b", "ab", "é", "É", "c", "ĠA", "<0x41>"]
+    flags = {"normalizer.lowercase": True} if lowercase else {}
+    tok = toy(tmp_path, 7, "whitespace", "whitespace", tokens, [2, 1, 1, 1, 1, 1, 1, 1, 6], ["a b"], flags, {"unknown": 0})
+    # U+0085, U+00A0 and U+3000 are llama.cpp's spaces, U+200B is not (no token, no byte token: dropped)
+    want = [3, 3, 4, 6, 1] if lowercase else [8, 3, 5, 6, 8]  # 'B' has no token and no byte token
+    assert ids(tok, "AB ab\u3000É\u00a0c\u200bA") == want and ids(tok, "AB ab\u3000É\u00a0c\u200bA", add=True) == want
+    assert ids(tok, "a\u0085b  \t ab") == [1, 2, 3]
+    assert tok.decode([7, 3, 6, 0]) == " Aabc[UNK]" and tok.decode([7, 3, 6, 0], skip_special_tokens=True) == " Aabc"
+
+
 def test_a_byte_token_shorter_than_its_spelling_is_refused_at_load(tmp_path):
     with pytest.raises(labkit.LabkitError, match="shorter than '<0x'"):
         toy(tmp_path, 4, "gpt2", "gemma4", ["a", "b", "ab"], [1, 6, 1], ["a b"])
@@ -124,7 +137,7 @@ def test_a_byte_token_shorter_than_its_spelling_is_refused_at_load(tmp_path):
 
 
 def test_llama_2s_vocabulary_written_as_a_gemma4_gguf_gives_llama_cpps_answers(tmp_path):
-    """A real vocabulary of 32,000 tokens and 61,249 merges: 746 texts with add_special and
+    """A real vocabulary of 32,000 tokens and 61,249 merges: 898 texts with add_special and
     parse_special off and on, and 101 id lists decoded, each as llama.cpp answered."""
     stored = json.loads(data_path(rgu.REAL_REFERENCE).read_text(encoding="utf-8"))["seeds"][0]
     case = rgu.real_vocabulary_case(tmp_path)

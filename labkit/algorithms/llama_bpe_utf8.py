@@ -16,6 +16,10 @@ spelled as SentencePiece spells them instead: real UTF-8 text, ``▁`` for a spa
 4. names each part by its spelling; a part that is no token becomes its bytes' ``<0xNN>``
    tokens, and a byte without one is dropped.
 
+The "whitespace" tokenizer model (jina-embeddings-v2-base-zh) drops every character llama.cpp
+calls whitespace first, lowercases where the file's key says, and merges each run of the rest
+as one word (:class:`~labkit.engines.labkit_llama_bpe_utf8.Utf8BPE`).
+
 Decoding (``llama_detokenize``): an ordinary token's text with ``▁`` read as a space (or, for
 "whitespace", read as byte-level text), a byte token its byte, then llama.cpp's
 ``clean_spaces`` passes (not for Sarvam). Gemma 4's names add BOS whatever the file says.

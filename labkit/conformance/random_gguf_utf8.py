@@ -1,15 +1,16 @@
 """Random GGUF files of BPE over raw UTF-8 (Gemma 4's kind), compared with llama.cpp.
 
-A "gpt2" GGUF whose split is gemma4, granite-embed-multi-311m, sarvam-moe or whitespace, or a
-"gemma4" GGUF (llama.cpp reads it with the gemma4 split whatever its pre key), is not
-byte-level: llama.cpp merges UTF-8 characters, spells a part no token covers by ``<0xNN>``
+A "gpt2" GGUF whose split is gemma4, granite-embed-multi-311m, sarvam-moe or whitespace, a
+"gemma4" GGUF (llama.cpp reads it with the gemma4 split whatever its pre key), or a
+"whitespace" one (jina-embeddings-v2-base-zh: every space dropped, lowercase where the file
+says, then the same BPE on each run of the rest) is not byte-level: llama.cpp merges UTF-8 characters, spells a part no token covers by ``<0xNN>``
 tokens and decodes ``▁`` as a space (:mod:`labkit.algorithms.llama_bpe_utf8`). From a seed
 this module draws one such file: a hand-drawn BPE vocabulary (``▁``-spelled, or plain with a
 space sometimes inside a token), merges repeated or out of order, the 256 byte tokens (all,
 some, none, or typed normal), runs of newlines as tokens, extra spellings from
 :data:`labkit.conformance.random_gguf.POOL` typed at random, a few ordinary tokens retyped (a
 byte type on a token not spelled ``<0xNN>`` included), header ids and the add_bos / add_eos /
-add_space_prefix flags present or not. Texts mix
+add_space_prefix / normalizer.lowercase flags present or not. Texts mix
 :func:`labkit.conformance.random_hf.random_texts` with words glued from the vocabulary's own
 pieces, newline runs and the characters llama.cpp's whitespace rules tell apart.
 
@@ -23,7 +24,7 @@ From a shell: ``python -m labkit.conformance.random_gguf --family utf8 --seeds 0
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf_utf8 import draw_file
     >>> drawn = draw_file(3)
-    >>> drawn.tokens == draw_file(3).tokens, drawn.model in ("gpt2", "gemma4")
+    >>> drawn.tokens == draw_file(3).tokens, drawn.model in ("gpt2", "gemma4", "whitespace")
     (True, True)
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ SEEDS = range(0, 150)
 PRE_NAMES = tuple(UTF8_BPE_RULES)
 # GGUF token types for a retyped token: control, user-defined, unused, unknown, byte
 RETYPES = (3, 3, 4, 4, 5, 2, 6)
-FLAGS = ("add_bos_token", "add_eos_token", "add_space_prefix")
+FLAGS = ("add_bos_token", "add_eos_token", "add_space_prefix", "normalizer.lowercase")
 HEADER_IDS = ("bos", "eos", "unknown", "padding", "eot")
 # characters llama.cpp's \S and newline rules tell apart (non-ASCII spaces, separators, controls)
 SPACES = ("\u00a0", "\u3000", "\u2028", "\u2029", "\u0085", "\u200b", "\u180e", "\u1680", "\u2007", "\u202f",
@@ -86,8 +87,11 @@ def draw_file(seed: int) -> DrawnUtf8Gguf:
     from labkit.conformance.random_vocab import hand_bpe, random_alphabet
 
     rng = random.Random(f"gguf-utf8-{seed}")
-    model = rng.choice(("gpt2", "gpt2", "gpt2", "gemma4"))
-    pre = rng.choice(PRE_NAMES) if model == "gpt2" else rng.choice((None, None, "gemma4", "qwen2"))
+    model = rng.choice(("gpt2", "gpt2", "gpt2", "gemma4", "whitespace"))
+    if model == "gpt2":
+        pre = rng.choice(PRE_NAMES)
+    else:  # gemma4 reads its own split whatever the key; whitespace's converter pins its split
+        pre = rng.choice((None, None, "gemma4", "qwen2")) if model == "gemma4" else "whitespace"
     kind = rng.choice(("meta", "meta", "plain")) if pre != "whitespace" else rng.choice(("plain", "plain", "meta"))
     alphabet = random_alphabet(random.Random(f"gguf-utf8-alphabet-{seed}"))
     doc = json.loads(hand_bpe(kind, rng, alphabet))["model"]
@@ -123,11 +127,12 @@ def write_file(drawn: DrawnUtf8Gguf, folder: Path) -> Path:
         >>> import tempfile
         >>> from labkit.formats.gguf import read_gguf_kv
         >>> path = write_file(draw_file(1), Path(tempfile.mkdtemp()))
-        >>> read_gguf_kv(path)["tokenizer.ggml.model"] in ("gpt2", "gemma4")
+        >>> read_gguf_kv(path)["tokenizer.ggml.model"] in ("gpt2", "gemma4", "whitespace")
         True
     """
     return write_vocab_gguf(Path(folder) / f"random-utf8-{drawn.seed}.gguf", drawn.model, drawn.tokens, drawn.types,
-                            arch="gemma4" if drawn.model == "gemma4" else "gpt2", pre=drawn.pre, merges=drawn.merges,
+                            arch="gemma4" if drawn.model == "gemma4" else "gpt2" if drawn.model == "gpt2" else "bert",
+                            pre=drawn.pre, merges=drawn.merges,
                             ids=drawn.ids, flags=drawn.flags)
 
 
@@ -181,25 +186,24 @@ def real_vocabulary_file(folder: Path) -> Path:
 
 
 def real_vocabulary_case(folder: Path) -> dict:
-    """What llama.cpp is asked about :func:`real_vocabulary_file`: 400 lines of botchan, the
-    llama-spm test vectors, 300 random texts of many scripts, 100 random id lists and every id.
+    """What llama.cpp is asked about :func:`real_vocabulary_file`: 400 lines spread through
+    botchan, labkit's mixed corpus (edge cases, every whitespace character, scripts, combining
+    marks, the specials' look-alikes), 300 random texts, 100 random id lists and every id.
 
     Example:
         >>> import tempfile
         >>> case = real_vocabulary_case(Path(tempfile.mkdtemp()))
-        >>> len(case["texts"]), len(case["id_lists"][-1])
-        (746, 32000)
+        >>> len(case["texts"]) > 800, len(case["id_lists"][-1])
+        (True, 32000)
     """
     import hashlib
 
-    from labkit.bench.harness import corpus_lines
+    from labkit.conformance.corpus import botchan_lines, mixed_corpus
     from labkit.conformance.random_gguf import file_digest
-    from labkit.vectors import load_vectors
 
     path = real_vocabulary_file(folder)
-    lines = [line for line in corpus_lines() if line.strip()][:400]
-    vectors = [text for text, _ in load_vectors("llama-spm")]
-    texts = lines + vectors + random_texts(7, ("<s>", "</s>", "<unk>"), 300)
+    specials = ("<s>", "</s>", "<unk>")
+    texts = [*botchan_lines(400), *mixed_corpus(specials, botchan=0), *random_texts(7, specials, 300)]
     rng = random.Random("llama-spm-as-gemma4")
     lists = [[rng.randrange(32000) for _ in range(rng.randint(1, 12))] for _ in range(100)] + [list(range(32000))]
     return {"seed": 0, "path": str(path), "sha256": file_digest(path), "texts": texts, "id_lists": lists,

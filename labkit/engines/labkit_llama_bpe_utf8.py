@@ -19,7 +19,7 @@ from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bytes_unicode import decode_like_llama_cpp
 from labkit.algorithms.llama_bpe_utf8 import SPACE, UTF8_BPE_RULES, merge_ranks, merge_word, split_words
 from labkit.algorithms.llama_spm import byte_of
-from labkit.algorithms.llama_wpm import clean_spaces
+from labkit.algorithms.llama_wpm import clean_spaces, is_whitespace, to_lower
 from labkit.core import (TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_USER_DEFINED, EngineUnavailable,
                          LabkitError, VocabData)
 from labkit.engines.base import LabkitTokenizer, SegmentContext
@@ -62,6 +62,9 @@ class Utf8BPE(LabkitTokenizer):
         self.pieces = [self._piece(spelling, kind, special=True) for spelling, kind in zip(spellings, types)]
         self.plain_pieces = [self._piece(spelling, kind, special=False) for spelling, kind in zip(spellings, types)]
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
+        # the "whitespace" tokenizer model: every space dropped, each run of the rest merged on its own
+        self.drop_whitespace = bool(vocab.options.get("drop_whitespace", False))
+        self.lowercase = bool(vocab.options.get("lowercase", False))
 
     def _piece(self, spelling: str, kind: int, *, special: bool) -> bytes:
         """llama.cpp's ``token_to_piece`` for one token of this vocabulary."""
@@ -114,19 +117,40 @@ class Utf8BPE(LabkitTokenizer):
 
     # -- LabkitTokenizer -----------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
+        if self.drop_whitespace:
+            return self._encode_without_spaces(text)
         if self.rules.escape_whitespaces:
             text = text.replace(" ", SPACE)  # one char for one: offsets stay those of the text
         out: list[tuple[int, int, int]] = []
-        cache = self._cache
         position = 0
         for word in split_words(text, self.rules):
-            pieces = cache.get(word)
-            if pieces is None:
-                pieces = self.word_pieces(word)
-                if len(word) <= CACHED_WORD_CHARS:
-                    cache[word] = pieces
-            out.extend((token, position + start, position + end) for token, start, end in pieces)
+            out.extend((token, position + start, position + end) for token, start, end in self._cached_pieces(word))
             position += len(word)
+        return out
+
+    def _cached_pieces(self, word: str) -> tuple[tuple[int, int, int], ...]:
+        pieces = self._cache.get(word)
+        if pieces is None:
+            pieces = self.word_pieces(word)
+            if len(word) <= CACHED_WORD_CHARS:
+                self._cache[word] = pieces
+        return pieces
+
+    def _encode_without_spaces(self, text: str) -> list[tuple[int, int, int]]:
+        """llama.cpp's "whitespace" session: runs of characters that are not its whitespace,
+        each lowercased char by char where the file says (one code point for one: offsets
+        stay), each merged as one word."""
+        out: list[tuple[int, int, int]] = []
+        start = 0
+        for end in range(len(text) + 1):
+            if end < len(text) and not is_whitespace(ord(text[end])):
+                continue
+            if end > start:
+                run = text[start:end]
+                if self.lowercase:
+                    run = "".join(chr(to_lower(ord(ch))) for ch in run)
+                out.extend((token, start + s, start + e) for token, s, e in self._cached_pieces(run))
+            start = end + 1
         return out
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:

@@ -262,7 +262,9 @@ def _read_kv(data, source: str) -> dict[str, Any]:
 
 _VALID_TYPES = frozenset(range(1, 7))
 # "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
-_MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram"}
+# "whitespace": the same BPE on each run of non-space characters, the spaces dropped (jina-embeddings-v2-base-zh)
+_MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
+                 "bert": "wordpiece", "t5": "unigram"}
 
 
 def _get(kv: dict, key: str, kind: type, source: str, default=None):
@@ -316,7 +318,7 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     if family == "bpe_byte" and pre_name is None:
         pre_name = "default"
     if family == "bpe_byte":
-        _bpe_options(kv, pre_name, specials, options, source)
+        _bpe_options(kv, ggml_model, pre_name, specials, options, source)
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
     if family == "wordpiece":
@@ -347,11 +349,19 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     return vocab
 
 
-def _bpe_options(kv: dict, pre_name: str, specials: SpecialTokens, options: dict, source: str) -> None:
+def _bpe_options(kv: dict, ggml_model: str, pre_name: str, specials: SpecialTokens, options: dict, source: str) -> None:
     """What llama.cpp switches on for a BPE split over raw UTF-8 (Gemma 4's ``<0xNN>`` byte
     tokens, ``▁`` for a space): ``byte_encode`` off, BOS always added for Gemma 4, and the
-    add_space_prefix key, which only its decoding reads."""
+    add_space_prefix key, which only its decoding reads. The "whitespace" tokenizer model drops
+    every space first and lowercases where the file's key says (off when absent)."""
     rules = UTF8_BPE_RULES.get(pre_name)
+    if ggml_model == "whitespace":
+        if pre_name != "whitespace":
+            # llama.cpp would drop the spaces and then run a byte-level split: a combination no converter writes
+            raise FormatError(f"{source}: tokenizer model 'whitespace' with split {pre_name!r}; labkit serves it with "
+                              "the 'whitespace' split its converter writes")
+        options["drop_whitespace"] = True
+        options["lowercase"] = bool(_get(kv, "tokenizer.ggml.normalizer.lowercase", bool, source, False))
     if rules is None:
         return
     options["byte_encode"] = False
@@ -428,7 +438,8 @@ def _merges(kv: dict, tokens: list[str], source: str, check: bool = True) -> lis
 
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
-_DEFAULT_IDS = {"gpt2": {TK.BOS_ID: 11, TK.EOS_ID: 11}, "llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
+_DEFAULT_IDS = {"gpt2": {TK.BOS_ID: 11, TK.EOS_ID: 11}, "whitespace": {TK.BOS_ID: 11, TK.EOS_ID: 11},
+                "llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
                 "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
                 "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0}}
 

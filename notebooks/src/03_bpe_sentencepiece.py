@@ -414,7 +414,8 @@ assert gemma_tok.decode([10, 11, 5, 11]) == " ab,,"
 
 # %% [markdown]
 # Measured, not assumed: `labkit.conformance.random_gguf_utf8` draws 150 such files (the four
-# split names, and Gemma 4's own tokenizer model) and compares labkit with llama.cpp's stored
+# split names, Gemma 4's own tokenizer model, and the "whitespace" model of
+# jina-embeddings-v2-base-zh, which drops every space first) and compares labkit with llama.cpp's stored
 # answers: ids with and without BOS and special tokens, and decoded id lists. The files
 # llama.cpp itself cannot load (a byte token spelled shorter than `<0x`, no merges) labkit
 # refuses at load. No reference library serves these files: `tokenizers`' BPE would merge
@@ -438,10 +439,11 @@ assert utf8_counts["hf", "refused"] == len(rgu.SEEDS)
 # %% [markdown]
 # And on a real vocabulary: Llama-2's 32,000 tokens written as Gemma 4's converter writes a
 # GGUF (tokenizer model `gemma4`, the 61,249 merges `tokenizers` derives from the scores),
-# against llama.cpp's stored answers on 400 botchan lines, the 46 llama-spm vectors and 300
-# random texts of many scripts (each with and without BOS and special tokens), and 101 id lists
-# decoded. Then its speed on a quarter of a MB of botchan (llama.cpp cannot run in this process,
-# so there is no ratio here: MB/s, first pass with an empty word cache, then warm).
+# against llama.cpp's stored answers on 898 texts (400 botchan lines, edge cases, every
+# whitespace character, scripts, combining marks, 300 random texts), each with and without BOS
+# and special tokens, and 101 id lists decoded. Then its speed on a quarter of a MB of botchan
+# (llama.cpp cannot run in this process, so there is no ratio here: MB/s, first pass with an
+# empty word cache, then warm; the README compares with llama.cpp timed in its own venv).
 
 # %%
 import json
