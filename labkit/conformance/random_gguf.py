@@ -125,6 +125,17 @@ def write_file(drawn: DrawnGguf, folder: Path) -> Path:
                                  drawn.pre, name=drawn.name, ids=drawn.ids)
 
 
+def glued_spellings(tokens, types) -> list[str]:
+    """The tokens a family's texts glue in: every one not typed normal or byte, and the pool's.
+
+    Example:
+        >>> from labkit.conformance.random_gguf import glued_spellings
+        >>> glued_spellings(["a", "<s>", "<0x42>", "<mask>"], [1, 3, 6, 1])
+        ['<s>', '<mask>']
+    """
+    return [t for t, kind in zip(tokens, types) if kind not in (1, 6) or t in POOL]
+
+
 def first_spellings(rows) -> list:
     """The rows whose spelling (first field) comes first: llama.cpp aborts on a repeated
     spelling, so a drawn file keeps the first one drawn.

@@ -68,9 +68,9 @@ class DrawnSpmGguf:
     @property
     def spellings(self) -> list[str]:
         """The tokens the texts glue in: every one not typed normal or byte, and the pool's."""
-        from labkit.conformance.random_gguf import POOL
+        from labkit.conformance.random_gguf import glued_spellings
 
-        return [t for t, kind in zip(self.tokens, self.types) if kind not in (1, 6) or t in POOL]
+        return glued_spellings(self.tokens, self.types)
 
 
 def _base(seed: int, rng: random.Random) -> tuple[list[str], list[float], str]:

@@ -56,9 +56,9 @@ class DrawnUgmGguf:
 
     @property
     def spellings(self) -> list[str]:
-        from labkit.conformance.random_gguf import POOL
+        from labkit.conformance.random_gguf import glued_spellings
 
-        return [t for t, kind in zip(self.tokens, self.types) if kind not in (1, 6) or t in POOL]
+        return glued_spellings(self.tokens, self.types)
 
 
 def draw_file(seed: int) -> DrawnUgmGguf:
