@@ -157,3 +157,14 @@ def test_a_decode_stream_over_utf8_bpe_gives_decode_text(tmp_path):
             stream = DecodeStream(tok, skip_special_tokens=skip)
             streamed = "".join(stream.step(i) or "" for i in ids_) + (stream.flush() or "")
             assert streamed == tok.decode(ids_, skip_special_tokens=skip), ids_
+
+
+def test_a_split_that_the_tokenizer_model_does_not_run_is_refused(tmp_path):
+    drawn = rgu.DrawnUtf8Gguf(9, "gemma4", None, ["a", "b", "ab"], [1, 1, 1], ["a b"])
+    path = rgu.write_file(drawn, tmp_path)
+    assert labkit.load(path).encode("ab").ids == [2]
+    with pytest.raises(labkit.LabkitError, match="reads it with the gemma4 split"):
+        labkit.load(path, pre="qwen2")  # llama.cpp sets the gemma4 split for this model whatever it is told
+    drawn = rgu.DrawnUtf8Gguf(10, "whitespace", "gpt-2", ["a", "b", "ab"], [1, 1, 1], ["a b"])
+    with pytest.raises(labkit.LabkitError, match="the 'whitespace' split its converter writes"):
+        labkit.load(rgu.write_file(drawn, tmp_path))

@@ -355,6 +355,10 @@ def _bpe_options(kv: dict, ggml_model: str, pre_name: str, specials: SpecialToke
     add_space_prefix key, which only its decoding reads. The "whitespace" tokenizer model drops
     every space first and lowercases where the file's key says (off when absent)."""
     rules = UTF8_BPE_RULES.get(pre_name)
+    if ggml_model == "gemma4" and rules is None:
+        # llama.cpp always reads this model with the gemma4 split: another one (pre=...) would spell nothing right
+        raise FormatError(f"{source}: tokenizer model 'gemma4' with split {pre_name!r}; llama.cpp reads it with the "
+                          "gemma4 split, and so does labkit")
     if ggml_model == "whitespace":
         if pre_name != "whitespace":
             # llama.cpp would drop the spaces and then run a byte-level split: a combination no converter writes
