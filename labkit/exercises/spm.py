@@ -73,3 +73,20 @@ def check_byte_pieces(char: str, answer: Sequence[str]) -> bool:
     """
     return _verdict(list(answer) == [byte_piece(b) for b in char.encode("utf-8")],
                     "encode the character as UTF-8 and write each byte as <0xNN> with two upper-case hex digits")
+
+
+@answerable
+def check_rank_bpe_chars(merges: Sequence[tuple[str, str]], word: str, answer: Sequence[str]) -> bool:
+    """What parts does rank BPE over characters (Gemma 4's loop in llama.cpp) leave for ``word``,
+    given the ``merges`` list in rank order?
+
+    Example:
+        >>> from labkit.exercises.spm import check_rank_bpe_chars
+        >>> check_rank_bpe_chars([("a", "b")], "abb", ["ab", "b"])
+        right
+        True
+    """
+    from labkit.algorithms.llama_bpe_utf8 import merge_ranks, merge_word
+
+    return _verdict(list(answer) == merge_word(word, merge_ranks(merges)),
+                    "merge the neighbouring pair listed earliest among the merges, leftmost on a tie, until no pair is listed")

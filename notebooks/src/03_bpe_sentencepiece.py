@@ -500,6 +500,17 @@ answer_3 = ...
 check_byte_pieces("€", answer_3)
 
 # %% [markdown]
+# 4. Gemma 4's loop (section 8) with the merges `[("a", "b"), ("b", "c"), ("ab", "c")]`, in
+#    rank order: the parts of `"abcbc"`. Hint 1: a merge's place in the list is its rank, and
+#    the lowest goes first. Hint 2: after `ab` forms, which of the pairs left is listed first?
+
+# %%
+from labkit.exercises.spm import check_rank_bpe_chars
+
+answer_4 = ...
+check_rank_bpe_chars([("a", "b"), ("b", "c"), ("ab", "c")], "abcbc", answer_4)
+
+# %% [markdown]
 # ## Summary
 # * SentencePiece BPE merges the pair whose **merged piece scores highest**, leftmost on a
 #   tie; in trained vocabularies the score is minus the merge rank, except hand-made pieces

@@ -5,7 +5,7 @@
 
 # %%
 import labkit
-from labkit.exercises.spm import check_score_bpe, check_llama_tokens, check_byte_pieces
+from labkit.exercises.spm import check_byte_pieces, check_llama_tokens, check_rank_bpe_chars, check_score_bpe
 
 # %% [markdown]
 # **1.** `a b a b`: the pairs `ab` (-3), `ba` (-3), `ab` (-3) tie, so the leftmost merges:
@@ -34,3 +34,12 @@ assert llama.encode("  hi").tokens == answer_2
 answer_3 = [f"<0x{b:02X}>" for b in "€".encode("utf-8")]
 assert answer_3 == ["<0xE2>", "<0x82>", "<0xAC>"]
 assert check_byte_pieces("€", answer_3)
+
+# %% [markdown]
+# **4.** The pairs are `ab` (rank 0), `bc` (1), `cb` (not listed) and `bc` (1): `ab` goes
+# first, leaving `ab c b c`. Now `(ab, c)` has rank 2 and the second `(b, c)` rank 1, so that
+# one merges: `ab c bc`. Then `(ab, c)` merges: `abc bc`, and `(abc, bc)` is not listed.
+
+# %%
+answer_4 = ["abc", "bc"]
+assert check_rank_bpe_chars([("a", "b"), ("b", "c"), ("ab", "c")], "abcbc", answer_4)
