@@ -61,8 +61,8 @@ def test_labkit_serves_what_it_implements(matrix):
                  "hf/wordlevel-split-regex-mergedwithnext-invert", "hf/bpe-continuing-prefix"):
         assert name in exact
     refused = {c.case: c.message for c in matrix.cells if c.engine == "labkit" and c.status == "refused"}
-    assert set(refused) == {"hf/wordlevel-split-oniguruma-word"}
-    assert "pre_tokenizer Split regex" in refused["hf/wordlevel-split-oniguruma-word"]
+    assert set(refused) == {"hf/wordlevel-split-oniguruma-hex"}
+    assert "pre_tokenizer Split regex" in refused["hf/wordlevel-split-oniguruma-hex"]
     # Nmt, the ByteLevel normaliser, FixedLength and UnicodeScripts are implemented (refused until then)
     assert {"hf/wordlevel-nmt", "hf/wordlevel-fixed-length", "hf/bpe-bytelevel-normalizer-fixed-length",
             "hf/bpe-metaspace-unicode-scripts", "hf/wordlevel-unicode-scripts"} <= exact
@@ -96,9 +96,9 @@ def test_metaspace_bpe_served_by_labkit_exactly(tmp_path):
 
 
 def test_metaspace_bpe_served_by_hf_says_so(tmp_path):
-    # a Split regex Oniguruma reads otherwise (\w) is refused by labkit: the default engine is hf, and says why
+    # a Split regex Oniguruma reads otherwise (\h, a hexadecimal digit there) is refused by labkit: the default engine is hf, and says why
     text = build_json("meta", model={"byte_fallback": True},
-                      pre_tokenizer={"type": "Sequence", "pretokenizers": [metaspace("first", True), split(r"\w+", "Isolated")]},
+                      pre_tokenizer={"type": "Sequence", "pretokenizers": [metaspace("first", True), split(r"\h+", "Isolated")]},
                       decoder=metaspace("first", True))
     tok = labkit.load(_write(tmp_path, text))
     assert tok.engine == "hf"
@@ -184,7 +184,7 @@ def test_invalid_split_regex_refused(tmp_path, pattern):
 def test_unimplemented_component_never_served_by_labkit(tmp_path):
     # issue 14: a pre-tokenizer labkit's byte-level engine does not run was served with its default split
     byte_level = node("ByteLevel", add_prefix_space=False, trim_offsets=False, use_regex=True)
-    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [split(r"\w+", "Isolated"), byte_level]},
+    text = build_json("byte", pre_tokenizer={"type": "Sequence", "pretokenizers": [split(r"\h+", "Isolated"), byte_level]},
                       decoder=byte_level)
     path = _write(tmp_path, text)
     with pytest.raises(LabkitError, match="pre_tokenizer Split regex"):
@@ -214,8 +214,8 @@ def test_notebook_14_checkers(capsys):
     assert check_default_engine(by_name["hf/wordlevel-fixed-length"], "labkit")
     assert not check_default_engine(by_name["hf/wordlevel-fixed-length"], "hf")
     assert check_default_engine(by_name["hf/wordlevel-unicode-scripts"], "labkit")
-    assert check_default_engine(by_name["hf/wordlevel-split-oniguruma-word"], "hf")
-    assert check_refused_component(by_name["hf/wordlevel-split-oniguruma-word"], "pre_tokenizer Split")
+    assert check_default_engine(by_name["hf/wordlevel-split-oniguruma-hex"], "hf")
+    assert check_refused_component(by_name["hf/wordlevel-split-oniguruma-hex"], "pre_tokenizer Split")
     assert check_refused_component(by_name["hf/bpe-metaspace-unicode-scripts"], "none")
     assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "none")
     assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")

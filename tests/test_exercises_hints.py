@@ -55,7 +55,7 @@ def test_refused_component_checker_names_kind_or_type(capsys):
     from labkit.conformance import all_cases
     from labkit.exercises.conformance import check_refused_component
 
-    case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-split-oniguruma-word")
+    case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-split-oniguruma-hex")
     assert check_refused_component(case, "pre_tokenizer Split")
     assert not check_refused_component(case, "Split")
     assert "the kind" in last_line(capsys)

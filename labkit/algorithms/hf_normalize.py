@@ -284,6 +284,8 @@ def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
             pos = text.find(needle, pos + len(needle))
         return out
     source = regex.escape(pattern["String"]) if "String" in pattern else pattern["Regex"]
+    if source == DIGIT_GROUPS_AT_BOUNDARY:
+        return digit_groups_at_boundary(text)
     search = _compiled(source).search
     out = []
     pos, last_end = 0, None
@@ -301,9 +303,53 @@ def pattern_matches(pattern: dict, text: str) -> list[tuple[int, int]]:
 
 
 # escapes whose meaning differs between Oniguruma (tokenizers) and `regex` (labkit), measured:
-# \w, \W, \b, \B (onig's word characters take No numbers such as '²', not U+200C), \h, \H
-# (onig: hex digits), \z, \Z, \X, \R, \K, \G, \N, \O, \k, \g (absent or other meanings)
-_UNSUPPORTED_ESCAPES = frozenset("wWbBhHzZXRKGNOkgy")
+# \h, \H (onig: hex digits), \z, \Z, \X, \R, \K, \G, \N, \O, \k, \g (absent or other meanings)
+_UNSUPPORTED_ESCAPES = frozenset("hHzZXRKGNOkgy")
+# Oniguruma's word characters (\w, \W, \b, \B) are `regex`'s but for these, measured on every
+# code point against tokenizers 0.23 (tests/test_onig_word.py): the Latin-1 numbers ² ³ ¹ ¼ ½ ¾
+# are word characters there (outside a class only), the joiners U+200C and U+200D are not
+_ONIG_WORD_EXTRA = r"\u00b2\u00b3\u00b9\u00bc-\u00be"
+_JOINERS = r"\u200c\u200d"
+_ONIG_WORD = rf"(?:(?![{_JOINERS}])[\w{_ONIG_WORD_EXTRA}])"
+_ONIG_NOT_WORD = rf"(?:[{_JOINERS}]|[^\w{_ONIG_WORD_EXTRA}])"
+_ONIG_WORD_ESCAPES = {
+    "w": _ONIG_WORD,
+    "W": _ONIG_NOT_WORD,
+    "b": rf"(?:(?<={_ONIG_WORD})(?!{_ONIG_WORD})|(?<!{_ONIG_WORD})(?={_ONIG_WORD}))",
+    "B": rf"(?:(?<={_ONIG_WORD})(?={_ONIG_WORD})|(?<!{_ONIG_WORD})(?!{_ONIG_WORD}))",
+}
+
+
+# Tiny Aya's (Cohere's) digit split: quadratic in a run of digits for a backtracking engine
+# (tokenizers' and `regex` alike), so labkit runs a linear function that finds the same spans
+DIGIT_GROUPS_AT_BOUNDARY = r"\d{1,3}(?=(?:\d{3})*\b)"
+_DIGIT_RUNS = regex.compile(r"\d+")
+_IS_ONIG_WORD = regex.compile(_ONIG_WORD).match
+
+
+def digit_groups_at_boundary(text: str) -> list[tuple[int, int]]:
+    r"""The matches of ``\d{1,3}(?=(?:\d{3})*\b)`` in linear time: a run of digits followed by
+    the end or by a character that is not a word character (Oniguruma's) is cut in threes from
+    the right; a run followed by a word character (a letter, ``²``) has no match at all, since
+    no word boundary follows any of its digits.
+
+    Example:
+        >>> digit_groups_at_boundary("1234567 89x 12")
+        [(0, 1), (1, 4), (4, 7), (12, 14)]
+    """
+    out: list[tuple[int, int]] = []
+    for run in _DIGIT_RUNS.finditer(text):
+        start, end = run.span()
+        if end < len(text) and _IS_ONIG_WORD(text, end):
+            continue
+        first = start + ((end - start) % 3 or 3)
+        out.append((start, first))
+        out.extend((k, k + 3) for k in range(first, end, 3))
+    return out
+
+
+class _Untranslatable(ValueError):
+    """A pattern whose Oniguruma meaning labkit does not spell for `regex` (the reason)."""
 # with case folding onig also matches multi-character folds ('ss' matches 'ß'), and its 'i' does
 # not match 'İ' where `regex`'s does (a class may hold an i): such scopes are refused
 _FOLD_RISKS = ("ss", "st", "ff", "fi", "fl", "i", "[")
@@ -314,8 +360,8 @@ def regex_difference(source: str) -> str | None:
     pattern, or None (then :func:`pattern_matches` finds the same spans).
 
     Example:
-        >>> regex_difference(r"\s+|\p{L}+") is None, regex_difference(r"\w+")
-        (True, "escape \\w (Oniguruma's meaning differs)")
+        >>> regex_difference(r"\s+|\p{L}+") is None, regex_difference(r"\w+|[^\w\s]+") is None, regex_difference(r"\h")
+        (True, True, "escape \\h (Oniguruma's meaning differs)")
     """
     i = 0
     while i < len(source):
@@ -334,6 +380,8 @@ def regex_difference(source: str) -> str | None:
             return f"case-insensitive {scope[:30]!r} (non-ASCII text, properties or multi-character folds)"
     try:
         regex.compile(_onig_source(source), regex.MULTILINE)
+    except _Untranslatable as exc:
+        return str(exc)
     except regex.error as exc:
         return f"Python's regex does not compile it ({exc})"
     return None
@@ -389,22 +437,94 @@ def may_match_empty(pattern: dict) -> bool:
 
 
 def _onig_source(source: str) -> str:
-    """The pattern for `regex` with MULTILINE: ``^`` outside a class must not match at the very
-    end after a final newline (Oniguruma's does not)."""
-    out, i, depth = [], 0, 0
+    r"""The pattern for `regex` with MULTILINE, meaning what Oniguruma means: ``^`` outside a class
+    must not match at the very end after a final newline (Oniguruma's does not), and the word
+    escapes ``\w \W \b \B`` (in a class too) take Oniguruma's word characters. Raises
+    _Untranslatable for a class it cannot spell that way.
+
+    Example:
+        >>> regex.findall(_onig_source(r"\w+"), "x²\u200dy")
+        ['x²', 'y']
+    """
+    out, i = [], 0
     while i < len(source):
         char = source[i]
         if char == "\\":
-            out.append(source[i:i + 2])
+            escape = source[i + 1:i + 2]
+            out.append(_ONIG_WORD_ESCAPES.get(escape, source[i:i + 2]))
             i += 2
             continue
         if char == "[":
-            depth += 1
-        elif char == "]" and depth:
-            depth -= 1
-        out.append(r"(?:^(?!\Z))" if char == "^" and depth == 0 else char)
+            end = _class_end(source, i)
+            out.append(_onig_class(source[i + 1:end]))
+            i = end + 1
+            continue
+        out.append(r"(?:^(?!\Z))" if char == "^" else char)
         i += 1
     return "".join(out)
+
+
+def _class_end(source: str, start: int) -> int:
+    """The index of the ``]`` that closes the class opened at ``start`` (nested classes counted)."""
+    depth, i = 0, start
+    while i < len(source):
+        if source[i] == "\\":
+            i += 2
+            continue
+        if source[i] == "[":
+            depth += 1
+        elif source[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise _Untranslatable("an unclosed '['")
+
+
+def _onig_class(body: str) -> str:
+    r"""One class ``[body]`` for `regex`: as written, or, if it holds ``\w`` or ``\W``, the same
+    set of characters with Oniguruma's word characters (lookaheads around plain classes).
+
+    Example:
+        >>> regex.findall(_onig_class(r"^\w\s"), "a²!\u200c ")  # in a class, ² is no word character
+        ['²', '!', '\u200c']
+    """
+    negated = body.startswith("^")
+    items, i, word, inner = [], 1 if negated else 0, None, []
+    while i < len(body):
+        if body[i] == "\\":
+            escape = body[i + 1:i + 2]
+            if escape in "wW" and escape:
+                if word is not None or "-" in (body[i - 1:i], body[i + 2:i + 3]):
+                    raise _Untranslatable(f"the class [{body[:30]}] (both word escapes, or one in a range)")
+                word = escape
+            elif escape in "bB" and escape:
+                raise _Untranslatable(f"\\{escape} in the class [{body[:30]}] (a backspace or nothing in Oniguruma)")
+            else:
+                inner.append(body[i:i + 2])
+            i += 2
+            continue
+        if body[i] == "[" and i > (1 if negated else 0):
+            # Oniguruma reads a '[' inside a class as a nested class, `regex` as a '['
+            raise _Untranslatable(f"the nested class in [{body[:30]}]")
+        inner.append(body[i])
+        i += 1
+    if word is None:
+        return f"[{body}]"
+    rest = "".join(inner)
+    if rest.startswith(("^", "]")) or rest.endswith("-") and not rest.endswith("\\-"):
+        raise _Untranslatable(f"the class [{body[:30]}] (its other items do not stand alone)")
+    other = f"[{rest}]" if rest else None
+    # inside a class Oniguruma's word characters leave out ² ³ ¹ ¼ ½ ¾ (measured): the joiners differ only
+    word_chars = rf"(?![{_JOINERS}])\w"
+    not_word = rf"[{_JOINERS}]|\W"
+    if word == "w" and not negated:  # other items, or a word character
+        return f"(?:{word_chars}|{other})" if other else f"(?:{word_chars})"
+    if word == "w":  # neither another item nor a word character
+        return f"(?:(?!{other})(?:{not_word}))" if other else f"(?:{not_word})"
+    if not negated:  # other items, or not a word character
+        return f"(?:{other}|{not_word})" if other else f"(?:{not_word})"
+    return f"(?:(?!{other}){word_chars})" if other else f"(?:{word_chars})"  # a word character, no other item
 
 
 _REGEX_CACHE: dict[str, regex.Pattern] = {}

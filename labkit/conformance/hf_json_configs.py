@@ -580,10 +580,15 @@ def _precompiled_cases() -> list[ConfigCase]:
 
 
 def _rarer_component_cases() -> list[ConfigCase]:
-    """Rarer components: Nmt, the ByteLevel normaliser, FixedLength and UnicodeScripts (each
-    refused until labkit implemented it) and the CTC decoder."""
+    """Rarer components: Nmt, the ByteLevel normaliser, FixedLength, UnicodeScripts and Split
+    regexes with Oniguruma's word escapes (each refused until labkit implemented it) and the
+    CTC decoder."""
     return [
         _case("wordlevel-nmt", "wordlevel", normalizer=node("Nmt"), pre_tokenizer=node("WhitespaceSplit")),
+        # Oniguruma's word characters (refused until labkit spelled them for `regex`), and Tiny Aya's digit groups
+        _case("wordlevel-split-oniguruma-word", "wordlevel", pre_tokenizer=split(r"\w+|[^\w\s]+", "Isolated")),
+        _case("wordlevel-split-digit-groups", "wordlevel",
+              pre_tokenizer=seq("pre_tokenizer", split(r"\d{1,3}(?=(?:\d{3})*\b)", "Isolated"), node("WhitespaceSplit"))),
         _case("wordlevel-fixed-length", "wordlevel", pre_tokenizer=node("FixedLength", length=3)),
         _case("bpe-bytelevel-normalizer-fixed-length", "plain", normalizer=seq("normalizer", node("Nmt"), node("ByteLevel")),
               pre_tokenizer=node("FixedLength")),
@@ -597,9 +602,10 @@ def _rarer_component_cases() -> list[ConfigCase]:
 
 def _refused_cases() -> list[ConfigCase]:
     """What labkit refuses: a Split regex whose matches Python's ``regex`` would not reproduce
-    (Oniguruma's ``\\w`` also takes '²'). Every engine but hf must refuse it."""
+    (Oniguruma's ``\\h`` is a hexadecimal digit, an escape `regex` does not have). Every engine
+    but hf must refuse it."""
     return [
-        _case("wordlevel-split-oniguruma-word", "wordlevel", pre_tokenizer=split(r"\w+", "Isolated")),
+        _case("wordlevel-split-oniguruma-hex", "wordlevel", pre_tokenizer=split(r"\h+", "Isolated")),
     ]
 
 

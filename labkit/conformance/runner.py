@@ -13,7 +13,7 @@ Example (labkit refuses a Split regex Oniguruma reads otherwise; engine=None fal
     >>> from pathlib import Path
     >>> from labkit.conformance.cases import all_cases
     >>> from labkit.conformance.runner import run_case
-    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-split-oniguruma-word")
+    >>> case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-split-oniguruma-hex")
     >>> [(cell.engine, cell.status, cell.served_by) for cell in run_case(case, Path(tempfile.mkdtemp()), texts=["Hi"])]
     [('labkit', 'refused', ''), ('hf', 'exact', 'hf'), ('default', 'exact', 'hf')]
 """

@@ -34,7 +34,7 @@ def check_default_engine(case, answer: str) -> bool:
 
     Example (labkit refuses a Split regex Oniguruma reads otherwise, so tokenizers serves it):
         >>> from labkit.conformance.hf_json_configs import hf_cases
-        >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-word"), "hf")
+        >>> check_default_engine(next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-hex"), "hf")
         right
         True
     """
@@ -53,7 +53,7 @@ def check_refused_component(case, answer: str) -> bool:
 
     Example:
         >>> from labkit.conformance.hf_json_configs import hf_cases
-        >>> case = next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-word")
+        >>> case = next(c for c in hf_cases() if c.name == "hf/wordlevel-split-oniguruma-hex")
         >>> check_refused_component(case, "pre_tokenizer Split")
         right
         True
