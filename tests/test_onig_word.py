@@ -10,7 +10,8 @@ import pytest
 import regex
 from tokenizers import Regex, pre_tokenizers
 
-from labkit.algorithms.hf_normalize import Piece, pattern_matches, regex_difference
+from labkit.algorithms.hf_normalize import (DIGIT_GROUPS_AT_BOUNDARY, Piece, _onig_source, digit_groups_at_boundary,
+                                            pattern_matches, regex_difference)
 from labkit.algorithms.hf_pretokenize import pre_tokenize
 
 CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000 and c != ord("!")]
@@ -66,3 +67,21 @@ def test_pieces_equal_tokenizers_on_random_texts(pattern):
 @pytest.mark.parametrize("pattern", [r"[\w\W]", r"[a-\w]", r"[\w[a]]", r"[\b]"])
 def test_classes_labkit_cannot_spell_are_refused(pattern):
     assert regex_difference(pattern) is not None
+
+
+def test_a_nested_class_is_refused_as_regex_reads_it_otherwise():
+    # Oniguruma: [a[bc]] is the union {a, b, c}; `regex`: the class {a, [, b, c} then a literal ']'
+    pieces = pre_tokenizers.Split(Regex("[a[bc]]"), behavior="removed").pre_tokenize_str("xa[b]c")
+    assert [p for p, _ in pieces] == ["x", "[", "]"] and regex.findall("[a[bc]]", "xa[b]c") == ["b]"]
+    assert "nested class" in regex_difference("[a[bc]]")
+
+
+def test_tiny_ayas_digit_groups_run_linear_with_the_regexs_spans():
+    compiled = regex.compile(_onig_source(DIGIT_GROUPS_AT_BOUNDARY), regex.MULTILINE)
+    rng = random.Random(11)
+    for _ in range(4000):
+        text = "".join(rng.choice("0123456789٣ x²\u200d._-a") for _ in range(rng.randint(0, 24)))
+        assert digit_groups_at_boundary(text) == [m.span() for m in compiled.finditer(text)], text
+    # a million digits: one pass (the regex backtracks over the rest of the run at each digit)
+    assert len(digit_groups_at_boundary("7" * 1_000_000 + " ")) == 333_334
+    assert digit_groups_at_boundary("7" * 1_000_000 + "x") == []
