@@ -19,6 +19,7 @@ print(labkit.__version__)
 # 4. Read a merge trace of a real word, and compare the textbook O(n²) loop with the
 #    priority queue sentencepiece uses.
 # 5. Check labkit against `sentencepiece` and `tokenizers` on every shipped vector.
+# 6. Run Gemma 4's rank BPE over characters, and say what llama.cpp does differently for it.
 
 # %% [markdown]
 # ## 1. Scores, not ranks
