@@ -13,7 +13,8 @@ import pytest
 import labkit
 from support import random_gguf as random_gguf_answers
 from support.llama_cpp import llama_cpp_ids as ids
-from labkit.algorithms import llama_bpe_utf8
+from labkit.algorithms import llama_bpe_utf8, llama_wpm
+from labkit.algorithms.llama_spm import byte_of as llama_spm_byte
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_utf8 as rgu
 from labkit.paths import data_path
@@ -168,3 +169,36 @@ def test_a_split_that_the_tokenizer_model_does_not_run_is_refused(tmp_path):
     drawn = rgu.DrawnUtf8Gguf(10, "whitespace", "gpt-2", ["a", "b", "ab"], [1, 1, 1], ["a b"])
     with pytest.raises(labkit.LabkitError, match="the 'whitespace' split its converter writes"):
         labkit.load(rgu.write_file(drawn, tmp_path))
+
+
+def test_offsets_point_at_the_text_each_token_spells(tmp_path):
+    # a token covers the characters it spells as the engine reads them (▁ for an escaped space,
+    # lowercased for the whitespace model), a byte token the character its byte belongs to
+    checked = 0
+    for seed in range(40):
+        drawn = rgu.draw_file(seed)
+        try:
+            tok = labkit.load(rgu.write_file(drawn, tmp_path), engine="labkit")
+        except labkit.LabkitError:
+            continue
+
+        def as_read(covered: str) -> str:
+            if tok.rules.escape_whitespaces:
+                return covered.replace(" ", "▁")
+            return "".join(chr(llama_wpm.to_lower(ord(c))) for c in covered) if tok.lowercase else covered
+
+        for text in rgu.texts_for(drawn):
+            try:
+                encoding = tok.encode(text, parse_special=False)
+            except labkit.LabkitError:
+                continue  # where llama.cpp ends its process
+            for token, (start, end) in zip(encoding.ids, encoding.offsets):
+                spelling, covered = tok.vocab.tokens[token], text[start:end]
+                if spelling == covered:  # an added token, or text as it is
+                    pass
+                elif token in tok.byte_ids:  # found by its <0xNN> spelling, whatever its type
+                    assert len(covered) == 1 and llama_spm_byte(spelling) in as_read(covered).encode(), (seed, text)
+                else:
+                    assert spelling == as_read(covered), (seed, text, token)
+                checked += 1
+    assert checked > 5000
