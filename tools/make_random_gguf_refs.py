@@ -35,6 +35,7 @@ import ctypes
 import hashlib
 import json
 import os
+import signal
 import sys
 
 os.environ.setdefault("GGML_NO_BACKTRACE", "1")  # else each abort waits for gdb to print a backtrace
@@ -80,6 +81,7 @@ def answers(case: dict) -> dict:
 
 
 ABORT = "abort"  # llama.cpp ended the process on this input
+JOB_SECONDS = 30  # a job still running after this is ended and stored as ABORT
 
 
 def detokenized(vocab, ids: list[int], unparse_special: bool) -> str:
@@ -101,6 +103,9 @@ def _jobs(case: dict) -> list[tuple]:
 
 def _child(case: dict, jobs: list[tuple], start: int, write_fd: int) -> None:
     """Answer jobs[start:] one JSON line each; llama.cpp may end this process at any of them."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a loop that fills memory ends here, not the machine
     out = os.fdopen(write_fd, "w", encoding="utf-8")
     try:
         llm = Llama(model_path=case["path"], vocab_only=True, verbose=False)
@@ -110,6 +115,7 @@ def _child(case: dict, jobs: list[tuple], start: int, write_fd: int) -> None:
         os._exit(0)
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
     for job in jobs[start:]:
+        signal.alarm(JOB_SECONDS)  # a job that never ends (llama.cpp can loop forever) ends this process
         if job[0] == "tokenize":
             _, text, add, parse = job
             answer = " ".join(map(str, llm.tokenize(text.encode("utf-8"), add_bos=add, special=parse)))

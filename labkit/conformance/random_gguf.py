@@ -25,7 +25,8 @@ answers; exit status 1 when an engine differs). ``--family spm`` runs the Senten
 ("llama") files of :mod:`labkit.conformance.random_gguf_spm` instead, ``--family wpm`` the
 WordPiece ("bert") files of :mod:`labkit.conformance.random_gguf_wpm`, ``--family ugm`` the
 Unigram ("t5") files of :mod:`labkit.conformance.random_gguf_ugm`, ``--family utf8`` the files of
-BPE over raw UTF-8 (Gemma 4's kind) of :mod:`labkit.conformance.random_gguf_utf8`.
+BPE over raw UTF-8 (Gemma 4's kind) of :mod:`labkit.conformance.random_gguf_utf8`, ``--family rwkv``
+the RWKV files of :mod:`labkit.conformance.random_gguf_rwkv`.
 
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf import draw_file
@@ -191,7 +192,8 @@ def file_digest(path: Path) -> str:
 
 # the byte-level files are this module's; the others' draws live in a module each
 FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm", "wpm": "labkit.conformance.random_gguf_wpm",
-            "ugm": "labkit.conformance.random_gguf_ugm", "utf8": "labkit.conformance.random_gguf_utf8"}
+            "ugm": "labkit.conformance.random_gguf_ugm", "utf8": "labkit.conformance.random_gguf_utf8",
+            "rwkv": "labkit.conformance.random_gguf_rwkv"}
 ABORT = "abort"  # what the answers file holds where llama.cpp ended its process
 
 

@@ -264,7 +264,7 @@ _VALID_TYPES = frozenset(range(1, 7))
 # "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
 # "whitespace": the same BPE on each run of non-space characters, the spaces dropped (jina-embeddings-v2-base-zh)
 _MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
-                 "bert": "wordpiece", "t5": "unigram"}
+                 "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv"}
 
 
 def _get(kv: dict, key: str, kind: type, source: str, default=None):
@@ -476,9 +476,10 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         **{name: (tokens[i] if i is not None else None) for name, i in ids.items() if name in named},
         **{f"{name}_id": i for name, i in ids.items() if name in named},
         eos_ids=eos_ids,
-        add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family != "wordpiece",
+        # llama.cpp's RWKV tokenizer adds neither, whatever the file says
+        add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family not in ("wordpiece", "rwkv"),
         # llama.cpp: a t5 model adds EOS unless the file says otherwise
-        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family != "wordpiece",
+        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family not in ("wordpiece", "rwkv"),
         add_cls_sep=family == "wordpiece",
     )
     if family != "wordpiece":

@@ -537,6 +537,8 @@ check_viterbi_function(my_viterbi)
 # - Rounding decides exact ties. sentencepiece sums in floats (and rebases the total past
 #   100,000), `tokenizers` in doubles; labkit follows sentencepiece for `.model` files and
 #   `tokenizers` for GGUF and tokenizer.json, equal to each on whole texts and line by line.
+# - RWKV walks the same kind of trie greedily: the longest token at each byte, no scores
+#   (section 14, after the explorer).
 
 # %% [markdown]
 # ## 13. The lattice explorer: k best, samples, every segmentation
@@ -583,3 +585,73 @@ print(f"'Botchan': {len(flat)} segmentations; the best one has probability "
       f"{flat[0]['probability']:.3f} at alpha=0.2 and {sharp[0]['probability']:.3f} at alpha=2")
 assert flat[0]["segmentation"] == sharp[0]["segmentation"] == " | ".join(tok.encode("Botchan").tokens)
 assert flat[0]["probability"] < 0.5 < sharp[0]["probability"]
+
+# %% [markdown]
+# ## 14. RWKV: the same trie, walked greedily
+#
+# RWKV's "world" vocabulary (RWKV-4 to RWKV-7) is 65,536 byte strings and no scores. llama.cpp
+# (`llm_tokenizer_rwkv`) keeps them in a trie of bytes and, at each position, walks it as far
+# as the text follows and takes the **longest** token met: greedy longest match, with no lattice
+# and no Viterbi. The loop, on the page, against the package (`labkit.algorithms.rwkv_trie`) on
+# a random RWKV vocabulary and 2,000 random byte strings:
+
+# %%
+import random
+
+from labkit.algorithms.rwkv_trie import RwkvMatcher, unescape_rwkv
+from labkit.conformance import random_gguf as rg
+from labkit.conformance import random_gguf_rwkv as rgr
+
+
+def greedy_longest(data, token_id):
+    """At each position, the longest token the bytes start with."""
+    out, position, longest = [], 0, max(map(len, token_id))
+    while position < len(data):
+        end = next(k for k in range(min(len(data), position + longest), position, -1) if data[position:k] in token_id)
+        out.append(token_id[data[position:end]])
+        position = end
+    return out
+
+
+drawn = rgr.draw_file(2)  # a random vocabulary with all 256 single bytes
+rwkv_bytes = [unescape_rwkv(t) for t in drawn.tokens]
+matcher = RwkvMatcher(rwkv_bytes)
+rng = random.Random(0)
+samples = [bytes(rng.choice(b"abcdefghij ,.'\n") for _ in range(rng.randint(0, 30))) for _ in range(2000)]
+assert drawn.how.startswith("bytes all")
+assert all(greedy_longest(s, matcher.token_id) == [t for t, _, _ in matcher.pieces(s)] for s in samples)
+print(len(drawn.tokens), "tokens; b'the teacher' ->", [rwkv_bytes[t] for t in greedy_longest(b"the teacher", matcher.token_id)])
+
+# %% [markdown]
+# Greedy is not Viterbi. The same pieces as botchan-unigram's, matched longest-first without
+# their scores, cut many botchan lines otherwise than the Unigram model does:
+
+# %%
+unigram_pieces = {piece.encode(): i for i, piece in enumerate(tok.vocab.tokens) if tok.vocab.token_types[i] == TOKEN_NORMAL}
+lines = [l for l in botchan_lines if l.strip()][:300]
+normalized = ["▁" + "▁".join(l.split()) for l in lines]
+greedy_differs = [l for l, n in zip(lines, normalized)
+                  if all(ch.encode() in unigram_pieces for ch in n)
+                  and [tok.vocab.tokens[i] for i in greedy_longest(n.encode(), unigram_pieces)] != tok.encode(l).tokens]
+print(f"{len(greedy_differs)} of {len(lines)} lines cut otherwise; e.g. {lines.index(greedy_differs[0])}:",
+      [tok.vocab.tokens[i] for i in greedy_longest(normalized[lines.index(greedy_differs[0])].encode(), unigram_pieces)][:8],
+      tok.encode(greedy_differs[0]).tokens[:8])
+assert greedy_differs
+
+# %% [markdown]
+# Measured against llama.cpp: 100 random RWKV GGUF files (escapes as Python writes them, the
+# same bytes escaped twice, upper-case hex that llama.cpp reads otherwise, bytes missing with an
+# unknown id) against its stored answers. A vocabulary on which llama.cpp would loop forever
+# (a byte that starts a longer token without being one) is refused at load.
+
+# %%
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+rwkv_answers = rg.load_reference(family="rwkv")
+with tempfile.TemporaryDirectory() as folder:
+    rwkv_counts = Counter(rg.check_seed(seed, rwkv_answers[seed], Path(folder), engines=("labkit",), family="rwkv")["labkit"]
+                          for seed in rgr.SEEDS)
+print(dict(rwkv_counts))
+assert rwkv_counts == {"exact": len(rgr.SEEDS)}
