@@ -53,14 +53,13 @@ class Utf8BPE(LabkitTokenizer):
             # llama.cpp reads a byte token's value from its 4th and 5th bytes: a shorter one throws at load
             raise EngineUnavailable(f"{vocab.name}: the byte token {short[0]!r} is shorter than '<0x'; llama.cpp "
                                     "cannot load this file")
-        spellings = tokens
         # llama.cpp names a part by its spelling among all tokens, whatever their type
-        self.spelling_id = {spelling: i for i, spelling in enumerate(spellings)}
+        self.spelling_id = {spelling: i for i, spelling in enumerate(tokens)}
         self.byte_ids = [self.spelling_id.get(f"<0x{value:02X}>") for value in range(256)]
         self.ranks = merge_ranks(vocab.merges)
         self.strip_first_space = bool(vocab.options.get("add_space_prefix", False))
-        self.pieces = [self._piece(spelling, kind, special=True) for spelling, kind in zip(spellings, types)]
-        self.plain_pieces = [self._piece(spelling, kind, special=False) for spelling, kind in zip(spellings, types)]
+        self.pieces = [self._piece(spelling, kind, special=True) for spelling, kind in zip(tokens, types)]
+        self.plain_pieces = [self._piece(spelling, kind, special=False) for spelling, kind in zip(tokens, types)]
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
         # the "whitespace" tokenizer model: every space dropped, each run of the rest merged on its own
         self.drop_whitespace = bool(vocab.options.get("drop_whitespace", False))
@@ -83,7 +82,7 @@ class Utf8BPE(LabkitTokenizer):
     def word_pieces(self, word: str) -> tuple[tuple[int, int, int], ...]:
         """One word's (id, start, end) chars, no cache.
 
-        Example (``▁x`` has no token: its three bytes' tokens, of which only 0xE2 is in the vocabulary):
+        Example (the part ``▁x`` is no token: its bytes' tokens, of which only ``<0xE2>`` exists):
             >>> from labkit.core import VocabData
             >>> from labkit.engines.labkit_llama_bpe_utf8 import Utf8BPE
             >>> vocab = VocabData("toy", "gguf", "bpe_byte", ["x", "<0xE2>", "▁", "y"], [1, 6, 1, 1],

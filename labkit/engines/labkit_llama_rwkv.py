@@ -25,11 +25,12 @@ from labkit.engines.base import LabkitTokenizer, SegmentContext
 class RwkvTokenizer(LabkitTokenizer):
     """An RWKV vocabulary served as llama.cpp serves it.
 
-    Example:
-        >>> import labkit
+    Example (``é`` is two bytes, each its own token here: the offsets name the character):
+        >>> from labkit.core import VocabData
         >>> from labkit.engines.labkit_llama_rwkv import RwkvTokenizer
-        >>> RwkvTokenizer.__doc__.split()[1]
-        'RWKV'
+        >>> tokens = ["<s>", *[f"\\\\x{b:02x}" for b in range(256)]]
+        >>> RwkvTokenizer(VocabData("toy", "gguf", "rwkv", tokens, [3] + [1] * 256)).encode("é").offsets
+        [(0, 1), (0, 1)]
     """
 
     def __init__(self, vocab: VocabData):
