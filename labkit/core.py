@@ -83,8 +83,9 @@ MODEL_WORDLEVEL = "wordlevel"    # a whole-word lookup table (tokenizer.json onl
 MODEL_SPM_WORD = "spm_word"      # SentencePiece word model: whole '▁'-words or unk (served by sentencepiece)
 MODEL_SPM_CHAR = "spm_char"      # SentencePiece char model: one piece per character (served by sentencepiece)
 MODEL_RWKV = "rwkv"              # RWKV's "world" vocabulary: greedy longest match over bytes (GGUF only)
+MODEL_PLAMO2 = "plamo2"          # PLaMo-2: the cheapest cut by integer scores, bytes for the rest (GGUF only)
 MODELS = (MODEL_BPE_BYTE, MODEL_SPM_BPE, MODEL_WORDPIECE, MODEL_UNIGRAM, MODEL_WORDLEVEL, MODEL_SPM_WORD, MODEL_SPM_CHAR,
-          MODEL_RWKV)
+          MODEL_RWKV, MODEL_PLAMO2)
 
 
 # ----------------------------------------------------------------------------- plain data

@@ -32,6 +32,7 @@ LABKIT_ENGINES = {
     "wordpiece": "labkit.engines.labkit_llama_wpm:build",  # a GGUF as llama.cpp, other files as tokenizers
     "unigram": "labkit.engines.labkit_unigram:build",
     "rwkv": "labkit.engines.labkit_llama_rwkv:build",  # a GGUF as llama.cpp runs it
+    "plamo2": "labkit.engines.labkit_llama_plamo2:build",  # a GGUF as llama.cpp runs it
 }
 # a tokenizer.json pipeline no family engine serves, run component by component
 PIPELINE_ENGINE = "labkit.engines.labkit_pipeline:build"

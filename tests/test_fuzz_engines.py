@@ -280,7 +280,7 @@ TINY_CHARSMAP = tiny_charsmap(TINY_RULES)
 
 SPECIAL_SPELLINGS = ["<|endoftext|>", "<s>", "</s>", "<unk>", "[CLS]", "[SEP]", "<|im_start|>", "<0x41>", "<0xZZ>"]
 ODD_TOKENS = ["", " ", "\u2581", "##", "a" * 300, "\x00", "\ufffd", "🤗", "Ġ", "<0x80>", "<0xC3>"]
-MODELS = ["gpt2", "llama", "bert", "t5", "rwkv", "gemma4", "whitespace", "", "none", "GPT2"]
+MODELS = ["gpt2", "llama", "bert", "t5", "rwkv", "plamo2", "gemma4", "whitespace", "", "none", "GPT2"]
 PRES = ["default", "gpt-2", "qwen2", "llama3", "llama-bpe", "bert-bge", "cl100k", "smaug-bpe", "deepseek-llm", "nonsense", "",
         "gemma4", "sarvam-moe", "whitespace"]
 ID_KEYS = ["bos_token_id", "eos_token_id", "unknown_token_id", "seperator_token_id", "padding_token_id",

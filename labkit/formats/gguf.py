@@ -264,7 +264,7 @@ _VALID_TYPES = frozenset(range(1, 7))
 # "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
 # "whitespace": the same BPE on each run of non-space characters, the spaces dropped (jina-embeddings-v2-base-zh)
 _MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
-                 "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv"}
+                 "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv", "plamo2": "plamo2"}
 
 
 def _get(kv: dict, key: str, kind: type, source: str, default=None):
@@ -319,6 +319,8 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
         pre_name = "default"
     if family == "bpe_byte":
         _bpe_options(kv, ggml_model, pre_name, specials, options, source)
+    if family == "plamo2":  # only decoding reads it
+        options["add_space_prefix"] = bool(_get(kv, TK.ADD_PREFIX, bool, source, False))
     metadata = {k: v for k, v in kv.items() if not (isinstance(v, list) and len(v) > 64)}
     metadata["ggml_model"] = ggml_model
     if family == "wordpiece":
@@ -445,7 +447,12 @@ def _merges(kv: dict, tokens: list[str], source: str, check: bool = True) -> lis
 _DEFAULT_IDS = {"gpt2": {TK.BOS_ID: 11, TK.EOS_ID: 11}, "whitespace": {TK.BOS_ID: 11, TK.EOS_ID: 11},
                 "llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
                 "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
-                "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0}}
+                "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0},
+                "plamo2": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0, TK.PAD_ID: 3}}
+
+
+# families whose llama.cpp tokenizer adds no BOS/EOS of its own (bert frames with [CLS]/[SEP] instead)
+NEVER_FRAMED = ("wordpiece", "rwkv", "plamo2")
 
 
 def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model: str = "") -> SpecialTokens:
@@ -476,10 +483,9 @@ def _specials(kv: dict, tokens: list[str], family: str, source: str, ggml_model:
         **{name: (tokens[i] if i is not None else None) for name, i in ids.items() if name in named},
         **{f"{name}_id": i for name, i in ids.items() if name in named},
         eos_ids=eos_ids,
-        # llama.cpp's RWKV tokenizer adds neither, whatever the file says
-        add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family not in ("wordpiece", "rwkv"),
+        add_bos=bool(_get(kv, TK.ADD_BOS, bool, source, add_bos_default)) and family not in NEVER_FRAMED,
         # llama.cpp: a t5 model adds EOS unless the file says otherwise
-        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family not in ("wordpiece", "rwkv"),
+        add_eos=bool(_get(kv, TK.ADD_EOS, bool, source, family == "unigram")) and family not in NEVER_FRAMED,
         add_cls_sep=family == "wordpiece",
     )
     if family != "wordpiece":

@@ -537,8 +537,8 @@ check_viterbi_function(my_viterbi)
 # - Rounding decides exact ties. sentencepiece sums in floats (and rebases the total past
 #   100,000), `tokenizers` in doubles; labkit follows sentencepiece for `.model` files and
 #   `tokenizers` for GGUF and tokenizer.json, equal to each on whole texts and line by line.
-# - RWKV walks the same kind of trie greedily: the longest token at each byte, no scores
-#   (section 14, after the explorer).
+# - RWKV walks the same kind of trie greedily: the longest token at each byte, no scores;
+#   PLaMo-2 runs this Viterbi pass with integer scores (section 14, after the explorer).
 
 # %% [markdown]
 # ## 13. The lattice explorer: k best, samples, every segmentation
@@ -655,3 +655,22 @@ with tempfile.TemporaryDirectory() as folder:
                           for seed in rgr.SEEDS)
 print(dict(rwkv_counts))
 assert rwkv_counts == {"exact": len(rgr.SEEDS)}
+
+# %% [markdown]
+# PLaMo-2's tokenizer (Preferred Networks) is the Viterbi pass of this notebook again, with
+# llama.cpp's own rules (`labkit.algorithms.plamo2`): integer scores `round(score · 10⁴)`, one
+# backward pass for the cheapest cut, a tie to the longest token, a character no token covers
+# spelled by its byte tokens at a cost of 10⁷, and a leading U+FEFF dropped. Against
+# llama.cpp's stored answers on 100 random PLaMo-2 files (the files llama.cpp cannot load,
+# with a byte token missing, labkit refuses too):
+
+# %%
+from labkit.conformance import random_gguf_plamo2 as rgp
+
+plamo2_answers = rg.load_reference(family="plamo2")
+with tempfile.TemporaryDirectory() as folder:
+    plamo2_counts = Counter(
+        rg.check_seed(seed, plamo2_answers[seed], Path(folder), engines=("labkit",), family="plamo2")["labkit"].split(":")[0]
+        for seed in rgp.SEEDS)
+print(dict(plamo2_counts), "; llama.cpp refused", sum("refused" in plamo2_answers[s] for s in rgp.SEEDS))
+assert plamo2_counts["differs"] == 0 and plamo2_counts["exact"] >= 90
