@@ -261,9 +261,10 @@ def _read_kv(data, source: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- to VocabData
 
 _VALID_TYPES = frozenset(range(1, 7))
+# tokenizer.ggml.model -> labkit's model family (the engine that runs it: factory.LABKIT_ENGINES);
 # "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
 # "whitespace": the same BPE on each run of non-space characters, the spaces dropped (jina-embeddings-v2-base-zh)
-_MODEL_FAMILY = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
+GGUF_MODEL_FAMILIES = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
                  "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv", "plamo2": "plamo2"}
 
 
@@ -381,10 +382,10 @@ def _model_family(kv: dict, source: str) -> tuple[str, str]:
     ggml_model = _get(kv, TK.MODEL, str, source)
     if ggml_model is None:
         raise FormatError(f"{source}: GGUF file has no {TK.MODEL!r}: not a tokenizer vocabulary")
-    family = _MODEL_FAMILY.get(ggml_model)
+    family = GGUF_MODEL_FAMILIES.get(ggml_model)
     if family is None:
         raise FormatError(
-            f"{source}: tokenizer model {ggml_model!r} is not supported; labkit reads {', '.join(sorted(_MODEL_FAMILY))}"
+            f"{source}: tokenizer model {ggml_model!r} is not supported; labkit reads {', '.join(sorted(GGUF_MODEL_FAMILIES))}"
         )
     return ggml_model, family
 

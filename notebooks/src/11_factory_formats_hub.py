@@ -120,6 +120,35 @@ print(changed)
 assert list(changed) == ["</s>"] and attributes.flags[128247] == NORMAL | CONTROL
 
 # %% [markdown]
+# `tokenizer.ggml.model` names the algorithm. labkit reads eight of llama.cpp's values, each
+# run by an engine of its own that follows llama.cpp's loop and is measured against llama.cpp
+# on random files of that kind (`python -m labkit.conformance.random_gguf --family ...`,
+# notebook 14). Which split a BPE file names can change the engine too: Gemma 4's names are
+# BPE over UTF-8 characters, not bytes (notebook 03 §8).
+
+# %%
+from labkit.conformance.random_gguf import FAMILIES, family_module
+from labkit.formats.gguf import GGUF_MODEL_FAMILIES
+
+# one random file of each kind, loaded: which engine class serves each tokenizer model
+served_by = {}
+random_folder = Path(tempfile.mkdtemp())
+for family in FAMILIES:
+    module = family_module(family)
+    for seed in range(30):
+        path = module.write_file(module.draw_file(seed), random_folder)
+        model = read_gguf_kv(path)["tokenizer.ggml.model"]
+        if model not in served_by:
+            try:
+                served_by[model] = (GGUF_MODEL_FAMILIES[model], type(labkit.load(path, engine="labkit")).__name__, family)
+            except labkit.LabkitError:
+                continue
+models = pd.DataFrame([(model, *served_by[model]) for model in GGUF_MODEL_FAMILIES],
+                      columns=["tokenizer.ggml.model", "labkit family", "engine class", "random_gguf --family"])
+print(models.to_string(index=False))
+assert set(GGUF_MODEL_FAMILIES) == set(served_by) == {"gpt2", "gemma4", "whitespace", "llama", "bert", "t5", "rwkv", "plamo2"}
+
+# %% [markdown]
 # `gguf.GGUFReader` (the reference reader) maps the whole file and builds every string of
 # every array field by field; labkit reads the header with `struct` directly. Both give
 # the same values (tested key by key in `tests/test_formats.py`); the time differs a lot.
