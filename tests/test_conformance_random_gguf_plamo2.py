@@ -66,7 +66,7 @@ def _shortest_first(model, text):
     n, best, step = len(text), [0] * (len(text) + 1), [(1, -1)] * (len(text) + 1)
     for i in range(n - 1, start - 1, -1):
         lowest, choice = 1 << 60, (1, -1)
-        for length in range(1, min(model.longest, n - i) + 1):
+        for length in range(1, n - i + 1):
             found = model.cost.get(text[i:i + length])
             if found is not None and best[i + length] - found[1] < lowest:
                 lowest, choice = best[i + length] - found[1], (length, found[0])

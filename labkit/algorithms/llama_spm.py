@@ -350,10 +350,22 @@ def detokenize(ids: Sequence[int], tokens: Sequence[str], kinds: Sequence[int], 
         >>> detokenize([0, 1], ["<s>", "▁hi"], [3, 1], special=False, strip_first_space=True)
         ' hi'
     """
+    return join_pieces((piece_bytes(tokens[token], kinds[token], special) for token in ids),
+                       strip_first_space).decode("utf-8", "replace")
+
+
+def join_pieces(pieces, strip_first_space: bool) -> bytes:
+    """``llama_detokenize``'s join of ``token_to_piece`` results, for every tokenizer model: one
+    leading space taken from the first piece when the file adds a space prefix (an empty first
+    piece still takes the turn, and the next keeps its space).
+
+    Example:
+        >>> join_pieces([b" a", b" b"], True), join_pieces([b"", b" b"], True)
+        (b'a b', b' b')
+    """
     out = bytearray()
-    for position, token in enumerate(ids):
-        piece = piece_bytes(tokens[token], kinds[token], special)
+    for position, piece in enumerate(pieces):
         if position == 0 and strip_first_space and piece[:1] == b" ":
             piece = piece[1:]
         out += piece
-    return out.decode("utf-8", "replace")
+    return bytes(out)

@@ -10,8 +10,8 @@ byte fallback only wins when strictly cheaper. Two more rules: a first code poin
 stretch of text is dropped, and byte tokens never take part in the cut.
 
 llama.cpp finds the tokens that start at a position with a table of suffixes (its own
-Aho-Corasick-like automaton); here a dictionary of token spellings and the longest token length
-give the same candidates. A token whose integer score is exactly the unknown cost -10**7 stops
+Aho-Corasick-like automaton); here a set of the tokens' prefixes gives the same candidates,
+and the scan at a position stops as soon as the text leaves them. A token whose integer score is exactly the unknown cost -10**7 stops
 llama.cpp's scan of shorter candidates and of the automaton, which this module does not follow:
 :func:`plamo2_refusal` refuses such a vocabulary, as it does scores that overflow 32 bits.
 
@@ -78,7 +78,8 @@ class Plamo2Model:
         self.cost = {spelling: (token, integer_score(score)) for spelling, (token, score) in tokens.items()
                      if integer_score(score) > INVALID_SCORE}
         self.byte_ids = list(byte_ids)
-        self.longest = max(map(len, self.cost), default=0)
+        # every prefix of a token: the scan at a position stops where the text leaves them
+        self.prefixes = {spelling[:k] for spelling in self.cost for k in range(1, len(spelling) + 1)}
 
     def pieces(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) characters of ``text``; a character no token covers gives one id per
@@ -87,13 +88,15 @@ class Plamo2Model:
         n = len(text)
         best = [0] * (n + 1)  # the cost from each position to the end
         step: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (length, id or -1) chosen at each position
-        cost = self.cost
+        cost, prefixes = self.cost, self.prefixes
         for i in range(n - 1, start - 1, -1):
             lowest, choice = 1 << 60, (1, -1)
-            for length in range(min(self.longest, n - i), 0, -1):  # the longest first: it wins a tie
-                found = cost.get(text[i:i + length])
-                if found is not None and best[i + length] - found[1] < lowest:
-                    lowest, choice = best[i + length] - found[1], (length, found[0])
+            end = i + 1
+            while end <= n and text[i:end] in prefixes:  # the tokens the text starts with here, shortest first
+                found = cost.get(text[i:end])
+                if found is not None and best[end] - found[1] <= lowest:  # <=: of equal costs the longest wins
+                    lowest, choice = best[end] - found[1], (end - i, found[0])
+                end += 1
             if best[i + 1] - UNKNOWN_SCORE < lowest:  # the byte fallback, only when strictly cheaper
                 lowest, choice = best[i + 1] - UNKNOWN_SCORE, (1, -1)
             best[i], step[i] = lowest, choice

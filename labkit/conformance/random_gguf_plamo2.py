@@ -29,7 +29,7 @@ from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
 from labkit.conformance.random_gguf import first_spellings, random_flags
-from labkit.conformance.random_gguf_spm import BYTE_TOKENS, DrawnSpmGguf, _base
+from labkit.conformance.random_gguf_spm import BYTE_TOKENS, DrawnSpmGguf, base_vocabulary
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "plamo2"
@@ -52,7 +52,7 @@ def draw_file(seed: int) -> DrawnSpmGguf:
     from labkit.conformance.random_gguf import POOL
 
     rng = random.Random(f"gguf-plamo2-{seed}")
-    tokens, scores, how = _base(seed, rng)
+    tokens, scores, how = base_vocabulary(seed, rng)
     if rng.random() < 0.15:  # a score that is not finite: llama.cpp never cuts that token
         scores[rng.randrange(len(scores))] = rng.choice((float("nan"), float("-inf")))
         how += ", a score not finite"

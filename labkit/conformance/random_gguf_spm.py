@@ -73,10 +73,16 @@ class DrawnSpmGguf:
         return glued_spellings(self.tokens, self.types)
 
 
-def _base(seed: int, rng: random.Random) -> tuple[list[str], list[float], str]:
+def base_vocabulary(seed: int, rng: random.Random) -> tuple[list[str], list[float], str]:
     """A base vocabulary with scores, drawn by hand (a trained Unigram's scores vary from run to
     run, and the file's sha256 is checked against the one llama.cpp read): a Metaspace BPE
-    (scores from id order) or a Unigram."""
+    (scores from id order) or a Unigram; the llama and PLaMo-2 families both draw it.
+
+    Example:
+        >>> tokens, scores, how = base_vocabulary(1, random.Random(1))
+        >>> len(tokens) == len(scores), how.split(",")[0] in ("meta", "unigram")
+        (True, True)
+    """
     from labkit.conformance.random_vocab import hand_bpe, hand_unigram, random_alphabet
 
     kind = rng.choice(("meta", "meta", "unigram"))
@@ -111,7 +117,7 @@ def draw_file(seed: int) -> DrawnSpmGguf:
     from labkit.conformance.random_gguf import POOL
 
     rng = random.Random(f"gguf-spm-{seed}")
-    tokens, scores, how = _base(seed, rng)
+    tokens, scores, how = base_vocabulary(seed, rng)
     types = [1] * len(tokens)
     for _ in range(rng.choice((0, 0, 1, 2, 3))):  # a converter's mistakes on ordinary pieces
         types[rng.randrange(len(tokens))] = rng.choice(RETYPES)

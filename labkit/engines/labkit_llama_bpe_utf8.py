@@ -18,7 +18,7 @@ from __future__ import annotations
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.bytes_unicode import decode_like_llama_cpp
 from labkit.algorithms.llama_bpe_utf8 import SPACE, UTF8_BPE_RULES, merge_ranks, merge_word, split_words
-from labkit.algorithms.llama_spm import byte_of
+from labkit.algorithms.llama_spm import byte_of, join_pieces
 from labkit.algorithms.llama_wpm import clean_spaces, is_whitespace, to_lower
 from labkit.core import (TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_USER_DEFINED, EngineUnavailable,
                          LabkitError, VocabData)
@@ -155,13 +155,9 @@ class Utf8BPE(LabkitTokenizer):
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         # llama_detokenize with remove_special off: skip_special_tokens is its unparse_special off
         pieces = self.plain_pieces if skip_special_tokens else self.pieces
-        out = bytearray()
-        for position, token in enumerate(ids):
-            piece = pieces[token]
-            if position == 0 and self.strip_first_space and piece[:1] == b" ":
-                piece = piece[1:]
-            out += piece
-        data = clean_spaces(bytes(out)) if self.rules.clean_spaces else bytes(out)
+        data = join_pieces(map(pieces.__getitem__, ids), self.strip_first_space)
+        if self.rules.clean_spaces:
+            data = clean_spaces(data)
         return data.decode("utf-8", "replace")
 
     def unsettled_tail(self, text: str) -> bool:

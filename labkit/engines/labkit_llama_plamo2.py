@@ -2,7 +2,8 @@
 
 The algorithm is :mod:`labkit.algorithms.plamo2` (the cheapest cut by integer scores, bytes for
 the rest); this class adds what every labkit engine shares (added tokens split off first,
-offsets) and llama.cpp's rules for the format: no BOS or EOS is ever added, every one of the
+offsets) and llama.cpp's rules for the format: no BOS or EOS is ever added (the reader turns
+both flags off: ``labkit.formats.gguf.NEVER_FRAMED``), every one of the
 256 byte tokens must exist (llama.cpp refuses the file otherwise), and decoding writes a byte
 token's byte and any other token's text. Introduced in notebook ``05_unigram_trie_viterbi``.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 
 from labkit.algorithms.bounded import BoundedDict
+from labkit.algorithms.llama_spm import join_pieces
 from labkit.algorithms.plamo2 import Plamo2Model, plamo2_refusal
 from labkit.core import MODEL_PLAMO2, TOKEN_BYTE, TOKEN_CONTROL, TOKEN_UNKNOWN, EngineUnavailable, VocabData
 from labkit.engines.base import LabkitTokenizer, SegmentContext
@@ -62,7 +64,11 @@ class Plamo2Tokenizer(LabkitTokenizer):
             raise EngineUnavailable(f"{vocab.name}: {refusal}")
         self.model = Plamo2Model(scored, byte_ids)
         self.strip_first_space = bool(vocab.options.get("add_space_prefix", False))
-        self._hidden = {i for i, kind in enumerate(types) if kind in (TOKEN_CONTROL, TOKEN_UNKNOWN)}
+        # token_to_piece: a byte token its byte, any other its text; control and unknown ones hidden unless shown
+        self.pieces = [bytes([self.byte_value[i]]) if i in self.byte_value else token.encode("utf-8")
+                       for i, token in enumerate(tokens)]
+        self.plain_pieces = [b"" if kind in (TOKEN_CONTROL, TOKEN_UNKNOWN) else piece
+                             for piece, kind in zip(self.pieces, types)]
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
 
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
@@ -73,23 +79,10 @@ class Plamo2Tokenizer(LabkitTokenizer):
                 self._cache[text] = pieces
         return list(pieces)
 
-    def _frame(self, ids, offsets, text_length):
-        return ids, offsets  # llama.cpp's PLaMo-2 tokenizer adds no BOS or EOS, whatever the file says
-
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         # llama_detokenize with remove_special off: skip_special_tokens is its unparse_special off
-        out = bytearray()
-        for position, token in enumerate(ids):
-            if skip_special_tokens and token in self._hidden:
-                piece = b""
-            elif token in self.byte_value:
-                piece = bytes([self.byte_value[token]])
-            else:
-                piece = self.vocab.tokens[token].encode("utf-8")
-            if position == 0 and self.strip_first_space and piece[:1] == b" ":
-                piece = piece[1:]
-            out += piece
-        return out.decode("utf-8", "replace")
+        pieces = self.plain_pieces if skip_special_tokens else self.pieces
+        return join_pieces(map(pieces.__getitem__, ids), self.strip_first_space).decode("utf-8", "replace")
 
     def clear_cache(self) -> None:
         """Empty the stretch cache (for cold-cache measurements)."""

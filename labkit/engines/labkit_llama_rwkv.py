@@ -3,8 +3,9 @@
 The algorithm is :mod:`labkit.algorithms.rwkv_trie` (greedy longest match over bytes); this
 class adds what every labkit engine shares (added tokens split off first, offsets in
 characters) and llama.cpp's rules for the format: no BOS or EOS is ever added (its RWKV
-tokenizer has no such step), and decoding writes each token's bytes, control and unknown
-tokens only when special tokens are shown. Introduced in notebook ``05_unigram_trie_viterbi``.
+tokenizer has no such step; the reader turns both flags off, ``labkit.formats.gguf.NEVER_FRAMED``),
+and decoding writes each token's bytes, control and unknown tokens only when special tokens
+are shown. Introduced in notebook ``05_unigram_trie_viterbi``.
 
 Example:
     >>> from labkit.core import VocabData
@@ -48,9 +49,6 @@ class RwkvTokenizer(LabkitTokenizer):
         # the character each byte belongs to: a token may end inside a character, as in byte-level BPE
         char_of = [k for k, ch in enumerate(text) for _ in range(len(ch.encode("utf-8")))]
         return [(token, char_of[start], char_of[end - 1] + 1) for token, start, end in self.matcher.pieces(data)]
-
-    def _frame(self, ids, offsets, text_length):
-        return ids, offsets  # llama.cpp's RWKV tokenizer adds no BOS or EOS, whatever the file says
 
     def _decode(self, ids: list[int], skip_special_tokens: bool) -> str:
         # llama_detokenize with remove_special off: skip_special_tokens is its unparse_special off

@@ -589,9 +589,10 @@ assert flat[0]["probability"] < 0.5 < sharp[0]["probability"]
 # %% [markdown]
 # ## 14. RWKV: the same trie, walked greedily
 #
-# RWKV's "world" vocabulary (RWKV-4 to RWKV-7) is 65,536 byte strings and no scores. llama.cpp
-# (`llm_tokenizer_rwkv`) keeps them in a trie of bytes and, at each position, walks it as far
-# as the text follows and takes the **longest** token met: greedy longest match, with no lattice
+# RWKV's "world" vocabulary (RWKV-4 to RWKV-7) is a list of byte strings and no scores (its
+# converter in llama.cpp pads the list to 65,536 ids). llama.cpp (`llm_tokenizer_rwkv`) keeps
+# them in a trie of bytes and, at each position, walks it as far as the text follows and takes
+# the **longest** token met: greedy longest match, with no lattice
 # and no Viterbi. The loop, on the page, against the package (`labkit.algorithms.rwkv_trie`) on
 # a random RWKV vocabulary and 2,000 random byte strings:
 
@@ -660,17 +661,31 @@ assert rwkv_counts == {"exact": len(rgr.SEEDS)}
 # PLaMo-2's tokenizer (Preferred Networks) is the Viterbi pass of this notebook again, with
 # llama.cpp's own rules (`labkit.algorithms.plamo2`): integer scores `round(score · 10⁴)`, one
 # backward pass for the cheapest cut, a tie to the longest token, a character no token covers
-# spelled by its byte tokens at a cost of 10⁷, and a leading U+FEFF dropped. Against
-# llama.cpp's stored answers on 100 random PLaMo-2 files (the files llama.cpp cannot load,
-# with a byte token missing, labkit refuses too):
+# spelled by its byte tokens at a cost of 10⁷, and a leading U+FEFF dropped. Each rule on a
+# toy vocabulary, where `ab` costs as much as `a` + `b`:
+
+# %%
+from labkit.algorithms.plamo2 import Plamo2Model, integer_score
+
+toy_plamo2 = Plamo2Model({"a": (1, -1.0), "b": (2, -1.0), "ab": (3, -2.0)}, [1000 + b for b in range(256)])
+print(integer_score(-1.23456), toy_plamo2.pieces("ab"), toy_plamo2.pieces("\ufeffaé"))
+assert integer_score(-1.23456) == -12346 and integer_score(0.00005) == 1  # halves away from zero
+assert toy_plamo2.pieces("ab") == [(3, 0, 2)]  # a tie: the longest token
+assert toy_plamo2.pieces("\ufeffaé") == [(1, 1, 2), (1000 + 0xC3, 2, 3), (1000 + 0xA9, 2, 3)]  # no U+FEFF; é as bytes
+
+# %% [markdown]
+# Against llama.cpp's stored answers on 100 random PLaMo-2 files (the files llama.cpp cannot
+# load, with a byte token missing, labkit refuses too):
 
 # %%
 from labkit.conformance import random_gguf_plamo2 as rgp
 
 plamo2_answers = rg.load_reference(family="plamo2")
 with tempfile.TemporaryDirectory() as folder:
-    plamo2_counts = Counter(
-        rg.check_seed(seed, plamo2_answers[seed], Path(folder), engines=("labkit",), family="plamo2")["labkit"].split(":")[0]
-        for seed in rgp.SEEDS)
-print(dict(plamo2_counts), "; llama.cpp refused", sum("refused" in plamo2_answers[s] for s in rgp.SEEDS))
+    plamo2_results = {seed: rg.check_seed(seed, plamo2_answers[seed], Path(folder), engines=("labkit",),
+                                          family="plamo2")["labkit"] for seed in rgp.SEEDS}
+plamo2_counts = Counter(result.split(":")[0] for result in plamo2_results.values())
+llama_cpp_refused = [seed for seed in rgp.SEEDS if "refused" in plamo2_answers[seed]]
+print(dict(plamo2_counts), "; llama.cpp refused", len(llama_cpp_refused))
 assert plamo2_counts["differs"] == 0 and plamo2_counts["exact"] >= 90
+assert all(plamo2_results[seed].startswith("refused") and "no byte token" in plamo2_results[seed] for seed in llama_cpp_refused)

@@ -490,6 +490,16 @@ probe_table = pd.DataFrame(probe_rows, columns=["pre", "equal", "documented", "o
 print(len(probe_table), "names served,", len(LLAMA_CPP_UNSERVED), "refused:", ", ".join(sorted(LLAMA_CPP_UNSERVED)))
 assert probe_table["other"].sum() == 0 and (len(probe_table), len(LLAMA_CPP_UNSERVED)) == (90, 0)
 assert all(probe_table.loc[name, "equal"] == len(probe["texts"]) for name in ("gemma4", "granite-embed-multi-311m", "sarvam-moe"))
+# "whitespace": llama.cpp ended its process on the probe (no answers stored), and labkit raises where it would
+assert probe["names"]["whitespace"].get("crashed") and "digests" not in probe["names"]["whitespace"]
+whitespace_probe = labkit.load(pre_probe.write_probe_gguf("whitespace", workdir, probe["texts"]), engine="labkit")
+try:
+    for text in probe["texts"]:
+        whitespace_probe.encode(text, parse_special=False)
+except labkit.LabkitError as exc:
+    assert "llama.cpp ends its process" in str(exc)
+else:
+    raise AssertionError("labkit served every probe text where llama.cpp ended its process")
 assert all(probe_table.loc[name, "equal"] == len(probe["texts"]) for name in ("afmoe", "tiny_aya", "cohere2moe", "kimi-k2"))
 print([text[s:e] for text in ["x1234567 ab 12"] for s, e in digit_groups(text)])
 for name in ("afmoe", "tiny_aya", "cohere2moe"):  # tokenizers has no such step: the hf engine refuses them
