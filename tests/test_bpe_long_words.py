@@ -80,11 +80,26 @@ def test_rank_buckets_and_chunks_equal_the_heap_on_shuffled_toy_ranks():
                 assert bpe.bpe_rank_chunks(start, {}, pair, chunk=chunk) == expected, (seed, word, chunk)
 
 
-def test_rank_buckets_hand_the_word_back_when_a_merge_is_not_a_token():
-    ranks = {b"a": 0, b"b": 1}
-    assert bpe.bpe_rank_buckets([0, 1], {}, lambda a, b: -2) is None
-    assert bpe.bpe_rank_buckets([0, 1], {}, lambda a, b: -1) == [0, 1]
-    assert ranks  # the ids above are those of this table
+@pytest.mark.parametrize("ties", [False, True])
+def test_rank_buckets_hand_the_word_back_only_when_a_merge_that_is_no_token_happens(ties):
+    """A merge whose bytes are no token makes NO_TOKEN: the word goes back to the bytes path
+    (None) when that merge happens, not when a better merge takes one of its parts first."""
+    # ids 0 1 2: 0+1 -> 3 at rank 1; 1+2 at rank 5 makes bytes that are no token
+    table = {(0 << 24) | 1: (1 << 24) | 3, (1 << 24) | 2: (5 << 24) | bpe.NO_TOKEN}
+    no_merge = lambda a, b: -1
+    assert bpe.bpe_rank_buckets([1, 2], dict(table), no_merge, ties=ties) is None
+    assert bpe.bpe_rank_buckets([0, 1, 2], dict(table), no_merge, ties=ties) == [3, 2]
+    assert bpe.bpe_rank_buckets([2, 1, 2], dict(table), no_merge, ties=ties) is None
+
+
+def test_ranks_that_tie_between_merges_need_one_bucket_per_rank():
+    """Two different merges at one rank (SentencePiece's equal scores) merge left to right
+    among themselves, as the heap does: one bucket per rank (ties=True). One bucket per merge
+    runs them merge by merge, lowest key first, which differs on this word."""
+    table = {(0 << 24) | 1: (0 << 24) | 4, (1 << 24) | 2: (0 << 24) | 3}  # 0+1 -> 4 and 1+2 -> 3, both rank 0
+    no_merge = lambda a, b: -1
+    assert bpe.bpe_rank_buckets([0, 1, 2], dict(table), no_merge, ties=True) == [4, 2]  # the leftmost pair first
+    assert bpe.bpe_rank_buckets([0, 1, 2], dict(table), no_merge) == [0, 3]  # the lower key first
 
 
 def test_score_buckets_equal_the_heap_on_llama(llama):
@@ -95,17 +110,26 @@ def test_score_buckets_equal_the_heap_on_llama(llama):
         assert model.merge_buckets(normalized) == model.merge(normalized), text
 
 
-def test_score_buckets_equal_the_heap_on_shuffled_toy_scores():
+@pytest.mark.parametrize("scores_tie", [True, False])
+def test_score_buckets_equal_the_heap_on_shuffled_toy_scores(scores_tie):
+    """Few distinct scores (ties and same-score chains are common: a bucket per score), or
+    a score of its own for every piece (a bucket per piece); some models with unused pieces
+    (merge_buckets is then the queue itself)."""
     for seed in range(60):
         rng = random.Random(seed)
         pieces = sorted({"".join(rng.choice("abc") for _ in range(rng.randint(2, 4))) for _ in range(40)})
         pieces = ["<unk>", "a", "b", "c", *pieces]
-        # few distinct scores, so ties and same-score chains are common
-        scores = [0.0] + [float(rng.randint(-5, 0)) for _ in pieces[1:]]
-        types = [2] + [rng.choice([1, 1, 1, 5]) for _ in pieces[1:]]  # some unused pieces
+        if scores_tie:
+            scores = [0.0] + [float(rng.randint(-5, 0)) for _ in pieces[1:]]
+        else:
+            scores = [0.0] + [-float(k) for k in rng.sample(range(1, 1000), len(pieces) - 1)]
+        types = [2] + [rng.choice([1, 1, 1, 5]) if seed % 3 == 0 else 1 for _ in pieces[1:]]
         model = SpmBpeModel(pieces, scores, types)
-        for word in _words(rng, "abc", 30, 50):
-            assert model.merge_buckets(word) == model.merge(word) == model.merge_naive(word), (seed, word)
+        assert model._scores_tie == scores_tie
+        for word in _words(rng, "abc", 30, 50) + _words(rng, "abc", 2, 3000):
+            assert model.merge_buckets(word) == model.merge(word), (seed, word)
+            if len(word) <= 50:
+                assert model.merge(word) == model.merge_naive(word), (seed, word)
 
 
 # ----------------------------------------------------------------------------- chunks
@@ -156,7 +180,7 @@ def test_chunks_whose_cuts_keep_failing_cost_at_most_a_few_passes_over_the_word(
     word = [0] * (1 << 14)
     merged_parts = []
     real = bpe.merge_chunk
-    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: merged_parts.append(end - start) or real(ids, start, end, *rest))
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest, **options: merged_parts.append(end - start) or real(ids, start, end, *rest, **options))
     assert bpe.bpe_rank_chunks(word, dict(table), lambda a, b: -1, chunk=64) == [14]
     assert sum(merged_parts) <= 3 * len(word)
 
@@ -186,7 +210,7 @@ def test_repeating_words_merge_each_distinct_chunk_once_with_the_same_ids(monkey
     still those of the heap on bytes."""
     calls = []
     real = bpe.merge_chunk
-    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: calls.append(end - start) or real(ids, start, end, *rest))
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest, **options: calls.append(end - start) or real(ids, start, end, *rest, **options))
     repeats = 0
     for seed in range(30):
         rng = random.Random(seed)
@@ -210,7 +234,7 @@ def test_a_word_from_twice_the_smallest_chunk_is_cut_at_least_once(gpt2, monkeyp
     the cuts), and one shorter is merged whole."""
     calls = []
     real = bpe.merge_chunk
-    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest: calls.append(end - start) or real(ids, start, end, *rest))
+    monkeypatch.setattr(bpe, "merge_chunk", lambda ids, start, end, *rest, **options: calls.append(end - start) or real(ids, start, end, *rest, **options))
     rng = random.Random(12)
     for length, merged_in in ((2 * bpe.CHUNK_MIN_PARTS - 1, 0), (2 * bpe.CHUNK_MIN_PARTS, 2), (3000, 2),
                               (3 * bpe.CHUNK_PARTS, 3)):

@@ -16,6 +16,10 @@ Two implementations, same result:
 * :func:`bpe_heap` keeps candidate pairs in a heap over a doubly-linked list of parts and
   discards stale entries when they surface: O(n log n). The engine uses this one.
 
+Long words run the same merges over token ids (:func:`bpe_rank_buckets`: one list of
+positions per merge and a small heap of merges) and in chunks cut where no merge can join
+the two sides (:func:`bpe_rank_chunks`).
+
 Both can record a :class:`MergeTrace` (each step: position, pair, rank, new part) that
 ``labkit.viz.merges`` draws. Introduced in notebook ``02_bpe_byte_level``.
 
@@ -27,7 +31,9 @@ Example:
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain, compress, repeat
 from operator import lshift, or_
 from typing import Callable, Iterable, Mapping, Optional, Sequence
@@ -198,25 +204,37 @@ def bpe_heap(parts: Sequence[bytes], rank: Ranker, *, trace: MergeTrace | None =
     return out
 
 
-def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                     made: list[int] | None = None) -> list[int] | None:
-    """:func:`bpe_heap` over token ids for long words: the same merges, in buckets by rank.
+# ids at the top of the 24-bit id space belong to the bucket loops, never to a vocabulary:
+NO_TOKEN = 0xFFFFFF  # what a merge makes whose bytes are no token (the caller falls back to bytes)
+_BEFORE_FIRST = 0xFFFFFD  # the stand-in left of a word's first part (never merges)
+_AFTER_LAST = 0xFFFFFE  # the stand-in right of its last part (never merges)
+FIRST_LOOP_ID = _BEFORE_FIRST  # a vocabulary with this many ids or more cannot merge over ids
 
-    A long word has many pairs but few distinct ranks, so instead of one heap of every pair
-    this keeps one list of positions per rank and a small heap of the ranks. The lowest
-    rank's positions merge left to right (a merge that makes another pair of the same rank,
-    as SentencePiece's equal scores can, makes it left of every position still ahead, so it
-    goes next). A merge that makes a pair of a *lower* rank stops the bucket so the lower
-    rank goes first, exactly as the one-heap loop would. Rank BPE (byte-level) and score BPE
-    (:meth:`~labkit.algorithms.spm_bpe.SpmBpeModel.merge_buckets`, rank = place of the score)
-    both run this loop.
+
+def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                     made: list[int] | None = None, *, ties: bool = False) -> list[int] | None:
+    """:func:`bpe_heap` over token ids for long words: the same merges, in buckets.
+
+    A long word has many pairs but few distinct merges, so instead of one heap of every pair
+    this keeps one list of positions per merge and a small heap of the merges. The lowest
+    one's positions merge left to right. A merge that makes a pair of a *lower* rank stops
+    the bucket so the lower one goes first, exactly as the one-heap loop would.
 
     What merging ids ``a`` and ``b`` makes is ``known[(a << 24) | b]`` when present (a memo
-    ``pair`` fills): ``(rank << 24) | new_id``, -1 for no merge, or -2 for a merge whose bytes
-    are not a token (then this returns None and the caller runs :func:`bpe_heap` on bytes).
-    ``made[i]`` is what the pair now starting at ``i`` makes: a queued position whose rank
-    has changed is stale and skipped. A caller that knows what the word's first pairs make
-    faster than the memo (byte-level BPE: from a table of byte pairs) may pass them as ``made``.
+    ``pair`` fills): ``(rank << 24) | new_id``, or -1 for no merge. A merge whose bytes are
+    not a token makes :data:`NO_TOKEN`; if one happens this returns None and the caller runs
+    :func:`bpe_heap` on bytes. ``made[i]`` is what the pair now starting at ``i`` makes: a
+    queued position whose pair has changed is stale and skipped. A caller that knows what
+    the word's first pairs make faster than the memo (byte-level BPE: from a table of byte
+    pairs) may pass them as ``made``. Ids from :data:`FIRST_LOOP_ID` up are the loop's own.
+
+    Where each rank is one merge (byte-level BPE, and SentencePiece models whose merged
+    pieces each have a score of their own), a bucket holds one merge's positions
+    (:func:`_merge_in_value_buckets`). Where merges making different pieces share a rank
+    (SentencePiece's equal scores: Llama's runs of ``▁``), their pairs still merge left to
+    right among themselves: ``ties=True`` keeps one bucket per rank instead
+    (:func:`_merge_in_rank_buckets`; rank = place of the score in
+    :meth:`~labkit.algorithms.spm_bpe.SpmBpeModel.merge_buckets`).
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_buckets
@@ -225,8 +243,13 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     """
     if len(ids) < 2:
         return list(ids)
-    sym = _merge_in_buckets(ids, known, pair, made=made)
+    sym = _bucket_loop(ties)(ids, known, pair, made=made)
     return None if sym is None else _left(sym)
+
+
+def _bucket_loop(ties: bool) -> Callable:
+    """The loop for ranks that may tie between different merges (SentencePiece) or not."""
+    return _merge_in_rank_buckets if ties else _merge_in_value_buckets
 
 
 def _left(sym: list[int]) -> list[int]:
@@ -234,14 +257,129 @@ def _left(sym: list[int]) -> list[int]:
     return list(filter((0).__le__, sym))  # in C: keeps each part >= 0
 
 
-def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                      edges: list | None = None, made: list[int] | None = None) -> list[int] | None:
-    """The loop of :func:`bpe_rank_buckets`: the parts once no pair merges, each at the
-    position of its first byte, -1 at the positions merged into a part on their left; None
-    when a merge's bytes are not a token. With ``edges`` (a list), each merge that changes
-    the first or the last part is recorded there as ``(first?, last?, rank, new id)``, and
-    None is returned as soon as a merge makes a pair of a lower rank than its own (what
-    :func:`bpe_rank_chunks` cannot cut). ``made``: what the pairs of ``ids`` make, if known."""
+def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                            edges: list | None = None, made: list[int] | None = None) -> list[int] | None:
+    """The loop of :func:`bpe_rank_buckets` where each rank is one merge: the parts once no
+    pair merges, each at the position of its first byte, -1 at the positions merged into a
+    part on their left; None when a merge's bytes are not a token. A bucket holds the
+    positions of one merge value ``(rank << 24) | new_id``, so the bucket's key tells what a
+    merge makes and whether a queued position is stale. With ``edges`` (a list), each merge
+    that changes the first or the last part is recorded there as ``(first?, last?, rank,
+    new id)``, and None is returned as soon as a merge makes a pair of a lower rank than its
+    own (what :func:`bpe_rank_chunks` cannot cut). ``made``: what the pairs of ``ids`` make,
+    if known."""
+    n = len(ids)
+    get = known.get
+    # stand-ins past both ends (sym[n] after the last part, sym[n + 1] before the first): every
+    # part has two neighbours, so the hot loop tests no end
+    sym = [*ids, _AFTER_LAST, _BEFORE_FIRST]
+    if made is None:
+        made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n])))  # in C: one pass
+    else:
+        made = list(made)  # the caller's list stays as it was
+    if None in made:
+        made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
+    made += (-1, -1, -1)  # the pairs last part + stand-in, and the two stand-ins'
+    nxt = [*range(1, n + 1), -1, 0]
+    prv = [n + 1, *range(n), -1]
+    buckets: dict[int, list[int]] = {}
+    for i, v in enumerate(made):
+        if v >= 0:
+            bucket = buckets.get(v)
+            if bucket is None:
+                buckets[v] = [i]
+            else:
+                bucket.append(i)
+    keys = list(buckets)
+    heapq.heapify(keys)
+    push, pop = heapq.heappush, heapq.heappop
+
+    def ask(left: int, right: int) -> int:
+        """What a pair the memo does not know makes. A stand-in or NO_TOKEN never merges, and a
+        part meeting a stand-in is a new first or last part (asked once per merge: never memoised)."""
+        if left < FIRST_LOOP_ID and right < FIRST_LOOP_ID:
+            return pair(left, right)
+        if edges is not None:
+            if left == _BEFORE_FIRST:
+                edges.append((True, False, key >> 24, right))
+            elif right == _AFTER_LAST:
+                edges.append((False, True, key >> 24, left))
+        return -1
+
+    while keys:
+        key = keys[0]
+        positions = buckets[key]  # ascending: filed in order, or put in place (insort) when late
+        merged = key & 0xFFFFFF
+        merged_left = merged << 24  # the pair (merged, right) is known[merged_left | right]
+        for i in positions:
+            if made[i] != key:
+                continue  # stale: the pair at i changed since it was queued (or merged away: -1)
+            j = nxt[i]
+            sym[i] = merged
+            sym[j] = made[j] = -1
+            k = nxt[j]
+            nxt[i] = k
+            prv[k] = i
+            # the two new pairs below are filed by the same inlined lines on purpose: a helper
+            # call per merge costs more than the bucket work it would hold (the hot loop)
+            right = sym[k]
+            try:  # a subscript costs less than a .get call; a miss is rare once the memo is warm
+                v = known[merged_left | right]
+            except KeyError:
+                v = ask(merged, right)
+            made[i] = v
+            if v >= 0:  # the new pair (merged, right neighbour) at i
+                if v <= key:  # it merges before the rest of this bucket, which waits
+                    if v < key and edges is not None:
+                        return None
+                    _postpone_rest(buckets, key, positions, i)
+                bucket = buckets.get(v)
+                if bucket is None:
+                    buckets[v] = [i]
+                    push(keys, v)
+                else:
+                    insort(bucket, i)
+            p = prv[i]
+            left = sym[p]
+            try:
+                v = known[(left << 24) | merged]
+            except KeyError:
+                v = ask(left, merged)
+            made[p] = v
+            if v >= 0:  # the new pair (left neighbour, merged) at p
+                if v <= key:
+                    if v < key and edges is not None:
+                        return None
+                    _postpone_rest(buckets, key, positions, i)
+                bucket = buckets.get(v)
+                if bucket is None:
+                    buckets[v] = [p]
+                    push(keys, v)
+                else:
+                    insort(bucket, p)
+        if buckets[key] is positions:  # every position done (else the rest waits for its turn)
+            del buckets[key]
+            pop(keys)
+    del sym[n:]
+    return None if NO_TOKEN in sym else sym
+
+
+def _postpone_rest(buckets: dict[int, list[int]], key: int, positions: list[int], i: int) -> None:
+    """The positions of ``key`` after ``i`` wait in a bucket of their own, and the loop over
+    ``positions`` ends after ``i`` (a new pair must merge first). Once per merge: a second
+    call for the same merge finds the rest already split off."""
+    if buckets[key] is positions:
+        at = positions.index(i) + 1  # a position filed twice: the rest may start with a stale copy
+        buckets[key] = positions[at:]
+        del positions[at:]
+
+
+def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
+                           edges: list | None = None, made: list[int] | None = None) -> list[int] | None:
+    """:func:`_merge_in_value_buckets` for ranks that tie between merges making different ids
+    (SentencePiece's equal scores): a bucket holds one *rank*'s positions, whatever they make,
+    so they merge left to right. A merge that makes another pair of the same rank makes it
+    left of every position still ahead, so it goes next."""
     n = len(ids)
     get = known.get
     sym = list(ids)
@@ -252,8 +390,6 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
         made = list(made)  # the caller's list stays as it was
     if None in made:
         made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
-    if -2 in made:
-        return None
     made.append(-1)
     nxt = list(range(1, n + 1))
     nxt[-1] = -1
@@ -270,6 +406,10 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
     ranks = list(buckets)
     heapq.heapify(ranks)
     push, pop = heapq.heappush, heapq.heappop
+
+    def ask(left: int, right: int) -> int:  # NO_TOKEN never merges
+        return -1 if left >= FIRST_LOOP_ID or right >= FIRST_LOOP_ID else pair(left, right)
+
     while ranks:
         rank = ranks[0]
         positions = buckets[rank]
@@ -296,7 +436,7 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
                 right = sym[k]
                 v = get((merged << 24) | right)
                 if v is None:
-                    v = pair(merged, right)
+                    v = ask(merged, right)
                 made[i] = v
                 if v >= 0:
                     r = v >> 24
@@ -308,15 +448,13 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
                         bucket.append(i)
                     if r < lowest:
                         lowest = r
-                elif v == -2:
-                    return None
             else:
                 made[i] = -1
             p = prv[i]
             if p >= 0:  # the new pair (left neighbour, merged) at p, filed after the one at i > p
                 v = get((sym[p] << 24) | merged)
                 if v is None:
-                    v = pair(sym[p], merged)
+                    v = ask(sym[p], merged)
                 made[p] = v
                 if v >= 0:
                     r = v >> 24
@@ -328,8 +466,6 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
                         bucket.append(p)
                     if r < lowest:
                         lowest = r
-                elif v == -2:
-                    return None
             if lowest < rank:
                 if edges is not None:
                     return None
@@ -337,7 +473,7 @@ def _merge_in_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int
         else:
             del buckets[rank]
             pop(ranks)
-    return sym
+    return None if NO_TOKEN in sym else sym
 
 
 # a long word merges in chunks of about this many parts (a chunk's lists stay in the CPU's
@@ -354,7 +490,7 @@ _NEVER = 1 << 62  # the rank at which a final part is merged away: never
 
 
 def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
-                    made: list[int] | None = None, chunk: int = CHUNK_PARTS) -> list[int] | None:
+                    made: list[int] | None = None, chunk: int = CHUNK_PARTS, *, ties: bool = False) -> list[int] | None:
     """:func:`bpe_rank_buckets` on a long word, chunk by chunk: the same ids, cut only where
     the merges provably never join the two sides.
 
@@ -373,7 +509,8 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     Each cut is planned ``chunk`` parts after the one before, so a word that repeats itself
     repeats its chunks too: a chunk's merges depend on its ids alone, and one seen before in
     the word is not merged again. ``made``, if given, is what each pair of neighbours in
-    ``ids`` makes (see :func:`bpe_rank_buckets`).
+    ``ids`` makes, and ``ties`` whether ranks tie between merges (both as in
+    :func:`bpe_rank_buckets`).
 
     Example:
         >>> from labkit.algorithms.bpe import bpe_rank_chunks, bpe_rank_buckets
@@ -384,14 +521,15 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     """
     n = len(ids)
     chunk = min(chunk, max(n // 2, CHUNK_MIN_PARTS))
+    whole = partial(bpe_rank_buckets, ids, known, pair, made, ties=ties)
     if n < 2 * chunk:
-        return bpe_rank_buckets(ids, known, pair, made)
+        return whole()
     cuts = [0]
     target = chunk
     while target < n - chunk // 2:
-        cut = likely_token_end(ids, target, known, pair, made)
+        cut = likely_token_end(ids, target, known, pair, made, ties=ties)
         if cut is None:  # a merge whose bytes are not a token, or an odd rank order, near here
-            return bpe_rank_buckets(ids, known, pair, made)
+            return whole()
         if cut > cuts[-1]:
             cuts.append(cut)
             target = cut + chunk
@@ -405,7 +543,7 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
     def merged_chunk(start: int, end: int) -> tuple | None:
         key = tuple(ids[start:end])
         if key not in seen:
-            seen[key] = merge_chunk(ids, start, end, known, pair, made)
+            seen[key] = merge_chunk(ids, start, end, known, pair, made, ties=ties)
         return seen[key]
 
     done: list[tuple] = []  # (start, ids out, parts at the start, parts at the end) per chunk
@@ -418,18 +556,20 @@ def bpe_rank_chunks(ids: list[int], known: dict[int, int], pair: Callable[[int, 
             start = done.pop()[0]  # the cut may be joined: merge the two chunks again as one
             redone += end - start
             if redone > n:
-                return bpe_rank_buckets(ids, known, pair, made)
+                return whole()
             merged = merged_chunk(start, end)
         if merged is None:
-            return bpe_rank_buckets(ids, known, pair, made)
+            return whole()
         done.append((start, *merged))
     return list(chain.from_iterable(chunk_out[1] for chunk_out in done))  # in C: the chunks' ids joined
 
 
-def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] | None = None) -> int | None:
+def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] | None = None, *,
+                     ties: bool = False) -> int | None:
     """A position near ``target`` where BPE on a small window around it ends a token (None
     if a merge there makes a pair of a lower rank than its own, or bytes that are no token).
-    ``made``, if given: what each pair of neighbours in ``ids`` makes.
+    ``made``, if given: what each pair of neighbours in ``ids`` makes; ``ties``: as in
+    :func:`bpe_rank_buckets`.
 
     Example (0+1 -> 2: every token is two parts long, so tokens end at even positions):
         >>> from labkit.algorithms.bpe import likely_token_end
@@ -437,7 +577,7 @@ def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] |
         40
     """
     lo, hi = max(0, target - _PROBE_PARTS), min(len(ids), target + _PROBE_PARTS)
-    sym = _merge_in_buckets(ids[lo:hi], known, pair, [], None if made is None else made[lo:hi - 1])
+    sym = _bucket_loop(ties)(ids[lo:hi], known, pair, [], None if made is None else made[lo:hi - 1])
     if sym is None:
         return None
     # where the window's tokens start (in C: the positions whose part was not merged away)
@@ -445,11 +585,12 @@ def likely_token_end(ids: list[int], target: int, known, pair, made: list[int] |
     return min(starts, key=lambda k: abs(k - target))  # the first of two equally near
 
 
-def merge_chunk(ids: list[int], start: int, end: int, known, pair, made: list[int] | None = None) -> tuple | None:
+def merge_chunk(ids: list[int], start: int, end: int, known, pair, made: list[int] | None = None, *,
+                ties: bool = False) -> tuple | None:
     """ids[start:end] merged: (ids out, parts at its start, parts at its end), each part as
     ``[id, rank it was made at, rank it is merged away at]`` (-1: there from the start; a
     huge number: never merged away); None if it cannot be cut. ``made``, if given: what
-    each pair of neighbours in ``ids`` makes.
+    each pair of neighbours in ``ids`` makes; ``ties``: as in :func:`bpe_rank_buckets`.
 
     Example (0+1 -> 2 at rank 0, 2+2 -> 3 at rank 1):
         >>> from labkit.algorithms.bpe import merge_chunk
@@ -458,7 +599,7 @@ def merge_chunk(ids: list[int], start: int, end: int, known, pair, made: list[in
         ([3], [[0, -1], [2, 0], [3, 1]])
     """
     edges: list = []
-    sym = _merge_in_buckets(ids[start:end], known, pair, edges, None if made is None else made[start:end - 1])
+    sym = _bucket_loop(ties)(ids[start:end], known, pair, edges, None if made is None else made[start:end - 1])
     if sym is None:
         return None
     out = _left(sym)
@@ -491,7 +632,7 @@ def cut_holds(left_parts: list, right_parts: list, known, pair) -> bool:
             if value is None:
                 value = pair(x, y)
             # a pair ranked before one of them is gone would be merged (ties too: leftmost first)
-            if value == -2 or (value >= 0 and value >> 24 <= gone):
+            if value >= 0 and value >> 24 <= gone:
                 return False
     return True
 

@@ -39,7 +39,7 @@ from operator import add, not_
 from typing import Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
-from labkit.algorithms.bpe import bpe_rank_chunks
+from labkit.algorithms.bpe import FIRST_LOOP_ID, bpe_rank_chunks
 from labkit.algorithms.merge_step import MergeStep
 from labkit.algorithms.piece_table import check_piece_table, unknown_id
 from labkit.core import (
@@ -130,6 +130,10 @@ class SpmBpeModel:
         distinct = sorted({self.scores[i] for i in mergeable.values()}, reverse=True)
         place = {score: rank for rank, score in enumerate(distinct)}
         self._score_rank = {piece: place[self.scores[i]] for piece, i in mergeable.items()}
+        # two pieces a merge can make with one score (Llama's runs of ▁): their pairs merge left
+        # to right among themselves, so merge_buckets keeps a bucket per score, not per piece
+        made_ranks = [self._score_rank[piece] for piece in mergeable if len(piece) > 1]
+        self._scores_tie = len(set(made_ranks)) < len(made_ranks)
         self.byte_fallback = bool(byte_fallback)
         self.byte_ids: list[int | None] = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         self._user_by_first: dict[str, list[str]] = {}
@@ -360,7 +364,8 @@ class SpmBpeModel:
     def merge_buckets(self, text: str) -> list[str]:
         """The merges of :meth:`merge`, several times faster on long texts: the bucket loop of
         byte-level BPE (:func:`labkit.algorithms.bpe.bpe_rank_chunks`) run over piece ids, a
-        pair's rank being its merged piece's place among the distinct scores (best first).
+        pair's rank being its merged piece's place among the distinct scores (best first): a
+        bucket per merged piece, or per score where two pieces share one (``ties``).
 
         Symbols that never merge (unknown characters, user-defined pieces cut out whole) get
         stand-in ids past the vocabulary. With unused pieces this is :meth:`merge` itself (the
@@ -390,11 +395,11 @@ class SpmBpeModel:
             if self._merging_chars and not self._merging_chars.isdisjoint(loose):
                 return self.merge(text)
             ids = [size + stand_in.setdefault(s, len(stand_in)) if i is None else i for i, s in zip(ids, symbols)]
-        if size + len(stand_in) >= 1 << 24:
+        if size + len(stand_in) >= FIRST_LOOP_ID:
             return self.merge(text)
         if len(self._pair_memo) > PAIR_MEMO_ENTRIES:
             self._pair_memo.clear()  # bounded memory
-        merged = bpe_rank_chunks(ids, self._pair_memo, self._pair)
+        merged = bpe_rank_chunks(ids, self._pair_memo, self._pair, ties=self._scores_tie)
         if not stand_in:
             return [tokens[i] for i in merged]
         spelling = {size + k: s for s, k in stand_in.items()}

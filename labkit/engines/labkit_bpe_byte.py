@@ -26,6 +26,8 @@ import unicodedata
 from array import array
 
 from labkit.algorithms.bpe import (
+    FIRST_LOOP_ID,
+    NO_TOKEN,
     MergeTrace,
     bpe_heap,
     bpe_rank_chunks,
@@ -49,9 +51,9 @@ from labkit.core import (
 )
 from labkit.engines.base import LabkitTokenizer, SegmentContext, applies_nfc, nfc_aligned
 
-# from this many bytes on, a word merges over ids rather than bytes (faster, same result)
 # UTF-8 bytes of each byte's symbol in the byte-level alphabet (printable ASCII 1, the others 2)
 SYMBOL_WIDTH = [len(bytes_to_unicode()[value].encode("utf-8")) for value in range(256)]
+# from this many bytes on, a word merges over ids rather than bytes (faster, same result)
 LONG_WORD_BYTES = 24
 # longer words are not cached (as in tokenizers): a cache entry's size stays bounded
 CACHED_WORD_CHARS = 256
@@ -152,6 +154,11 @@ class ByteLevelBPE(LabkitTokenizer):
         self._missing = missing if vocab.merges is not None else frozenset()
         # long words merge over ids (bpe_rank_chunks); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
+        # the byte ids as a translation table when each fits a byte (GPT-2's, cl100k's): a word's
+        # first ids in one C pass
+        self._byte_id_table = bytes(self._byte_ids) if all(i is not None and i < 256 for i in self._byte_ids) else None
+        # the bucket loops keep the top ids of the 24-bit space for themselves
+        self._ids_fit_loops = len(self.id_bytes) < FIRST_LOOP_ID
         self._pairs: dict[int, int] = {}  # bounded in _long_word_ids, before each word
         self._byte_pair_table: list[int | None] | None = None  # _byte_pairs_make's, made on first use
         self._cache: dict[str, int | tuple[tuple[int, int, int], ...]] = BoundedDict()
@@ -224,10 +231,14 @@ class ByteLevelBPE(LabkitTokenizer):
     def _long_word_ids(self, data: bytes) -> list[int] | None:
         """A long word merged over ids (same merges as bpe_heap on bytes); None when a byte
         has no token or a merge makes bytes that are not a token (the bytes path handles both)."""
-        byte_ids = self._byte_ids
-        start = [byte_ids[b] for b in data]
-        if None in start:
+        if not self._ids_fit_loops:
             return None
+        if self._byte_id_table is not None:
+            start = list(data.translate(self._byte_id_table))
+        else:
+            start = list(map(self._byte_ids.__getitem__, data))
+            if None in start:
+                return None
         if len(self._pairs) > PAIR_MEMO_ENTRIES:
             self._pairs.clear()  # bounded memory (a plain dict: a memo store costs no method call)
         return bpe_rank_chunks(start, self._pairs, self._pair, self._byte_pairs_make(data))
@@ -278,7 +289,7 @@ class ByteLevelBPE(LabkitTokenizer):
             value = -1
         else:
             made = self.bytes_id.get(a + b)
-            value = -2 if made is None or made >= 1 << 24 else (rank << 24) | made
+            value = (rank << 24) | (NO_TOKEN if made is None else made)
         self._pairs[(left << 24) | right] = value
         return value
 

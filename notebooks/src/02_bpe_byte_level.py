@@ -158,9 +158,9 @@ print(f"rank_bpe = labkit's engine on all {len(pretokens):,} pre-tokens ({len(se
 # %% [markdown]
 # The engine's fast version gives the same ids and adds three things: a heap of candidate
 # pairs over a linked list of parts, so a merge does not rescan the word (§5); for long words
-# (24 bytes and more) the same merges over token ids, with one list of positions per rank
-# instead of one heap of every pair (`bpe_rank_buckets`); and a word cache, so a pre-token seen
-# before costs one dictionary look-up.
+# (24 bytes and more) the same merges over token ids, with one list of positions per merge
+# instead of one heap of every pair (`bpe_rank_buckets`, §5); and a word cache, so a pre-token
+# seen before costs one dictionary look-up.
 
 # %% [markdown]
 # ## 4. Where ranks come from: merges or token ranks
@@ -279,7 +279,33 @@ print("  parts starting there:                                       ", lifetime
 print("  the cut holds:", bpe.cut_holds(left_end, right_start, known, make))
 whole = bpe.bpe_rank_buckets(start_ids, known, make)
 assert left_out + right_out == whole and bpe.cut_holds(left_end, right_start, known, make)
+
+
+def _cpu(fn):
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
 assert all(bpe.bpe_rank_chunks(start_ids, known, make, chunk=size) == whole for size in (16, 64, 256))
+
+# %% [markdown]
+# Each chunk, and a word too short to cut, merges with `bpe_rank_buckets`. A word of
+# thousands of bytes has thousands of candidate pairs but only a few hundred distinct merges
+# among them, so the loop keeps one list of positions per merge, keyed by what the merge
+# makes (`(rank << 24) | new id`), and a small heap of those keys. The lowest key's positions
+# merge left to right; a queued position whose pair has changed since is skipped. The key
+# says what every merge in its list makes, so the loop reads it once per list, not once per
+# position. SentencePiece BPE needs one list per *rank* instead (`ties=True`): two different
+# pieces can share a score, and their pairs then merge left to right among themselves
+# (notebook 03). Byte-level ranks never tie, so both keys give the same ids here:
+
+# %% tags=["nbval-ignore-output"]
+by_merge = bpe.bpe_rank_buckets(start_ids, known, make)
+by_rank = bpe.bpe_rank_buckets(start_ids, known, make, ties=True)
+assert by_merge == by_rank == whole
+bucket_ms = {label: 1e3 * min(_cpu(lambda: bpe.bpe_rank_buckets(start_ids, known, make, ties=ties)) for _ in range(5))
+             for label, ties in (("one list per merge", False), ("one list per rank", True))}
+print(f"{len(start_ids):,} random letters, {len(whole):,} tokens: " +
+      ", ".join(f"{label} {ms:.1f} ms" for label, ms in bucket_ms.items()))
 
 # %% [markdown]
 # What the chunks buy on long inputs without whitespace (0.1 MB each; CPU seconds per MB,
@@ -293,14 +319,8 @@ tiktoken_gpt2 = labkit.load("gpt2", engine="tiktoken").backend  # the library it
 
 
 def cpu_s_per_mb(fn, text):
-    best = min(_timed(fn, text) for _ in range(3))
+    best = min(_cpu(lambda: fn(text)) for _ in range(3))
     return best / (len(text.encode()) / 1e6)
-
-
-def _timed(fn, text):
-    started = time.process_time()
-    fn(text)
-    return time.process_time() - started
 
 
 long_rows = {}
