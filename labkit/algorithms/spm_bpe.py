@@ -66,8 +66,13 @@ def unjoinable_cuts(text: str, joinable) -> list[int]:
         [2, 3]
     """
     return list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))  # in C: one pass
+
+
 # what pairs of piece ids make, memoised for merge_buckets: at most about this many entries
 PAIR_MEMO_ENTRIES = 1 << 20
+# past this many pieces that share a score, merge_buckets assumes two of them meet in any text
+# (each is looked for in the text otherwise)
+TIED_PIECES_CHECKED = 64
 
 
 def byte_piece(value: int) -> str:
@@ -130,10 +135,14 @@ class SpmBpeModel:
         distinct = sorted({self.scores[i] for i in mergeable.values()}, reverse=True)
         place = {score: rank for rank, score in enumerate(distinct)}
         self._score_rank = {piece: place[self.scores[i]] for piece, i in mergeable.items()}
-        # two pieces a merge can make with one score (Llama's runs of ▁): their pairs merge left
-        # to right among themselves, so merge_buckets keeps a bucket per score, not per piece
-        made_ranks = [self._score_rank[piece] for piece in mergeable if len(piece) > 1]
-        self._scores_tie = len(set(made_ranks)) < len(made_ranks)
+        # pieces a merge can make that share their score with another (Llama's runs of ▁), by
+        # score: where two of one group can both be made, their pairs merge left to right among
+        # themselves and merge_buckets keeps a bucket per score, not per piece
+        by_rank: dict[int, list[str]] = {}
+        for piece in mergeable:
+            if len(piece) > 1:
+                by_rank.setdefault(self._score_rank[piece], []).append(piece)
+        self._tied_groups = [tuple(group) for group in by_rank.values() if len(group) > 1]
         self.byte_fallback = bool(byte_fallback)
         self.byte_ids: list[int | None] = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         self._user_by_first: dict[str, list[str]] = {}
@@ -399,11 +408,26 @@ class SpmBpeModel:
             return self.merge(text)
         if len(self._pair_memo) > PAIR_MEMO_ENTRIES:
             self._pair_memo.clear()  # bounded memory
-        merged = bpe_rank_chunks(ids, self._pair_memo, self._pair, ties=self._scores_tie)
+        merged = bpe_rank_chunks(ids, self._pair_memo, self._pair, ties=self.scores_tie_in(text))
         if not stand_in:
             return [tokens[i] for i in merged]
         spelling = {size + k: s for s, k in stand_in.items()}
         return [tokens[i] if i < size else spelling[i] for i in merged]
+
+    def scores_tie_in(self, text: str) -> bool:
+        """Whether two pieces of one score could both be made from ``text`` (a piece a merge
+        makes is a stretch of the text, so each must occur in it). Many tied pieces: assumed.
+
+        Example (Llama's runs of ▁ share one score; '▁▁' alone is one of them, '▁▁▁' holds two):
+            >>> import labkit
+            >>> from labkit.algorithms.spm_bpe import SpmBpeModel
+            >>> model = SpmBpeModel.from_vocab(labkit.load("llama-spm").vocab)
+            >>> model.scores_tie_in("▁▁a"), model.scores_tie_in("▁▁▁a")
+            (False, True)
+        """
+        if sum(map(len, self._tied_groups)) > TIED_PIECES_CHECKED:
+            return True
+        return any(sum(piece in text for piece in group) > 1 for group in self._tied_groups)
 
     def _pair(self, left: int, right: int) -> int:
         """What merging two piece ids makes, packed for bpe_rank_chunks and memoised."""
