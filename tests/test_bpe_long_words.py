@@ -125,7 +125,7 @@ def test_score_buckets_equal_the_heap_on_shuffled_toy_scores(scores_tie):
             scores = [0.0] + [-float(k) for k in rng.sample(range(1, 1000), len(pieces) - 1)]
         types = [2] + [rng.choice([1, 1, 1, 5]) if seed % 3 == 0 else 1 for _ in pieces[1:]]
         model = SpmBpeModel(pieces, scores, types)
-        assert bool(model._tied_groups) == scores_tie
+        assert bool(model.tied_groups) == scores_tie
         for word in _words(rng, "abc", 30, 50) + _words(rng, "abc", 2, 3000):
             assert model.merge_buckets(word) == model.merge(word), (seed, word)
             if len(word) <= 50:

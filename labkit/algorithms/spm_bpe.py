@@ -142,7 +142,7 @@ class SpmBpeModel:
         for piece in mergeable:
             if len(piece) > 1:
                 by_rank.setdefault(self._score_rank[piece], []).append(piece)
-        self._tied_groups = [tuple(group) for group in by_rank.values() if len(group) > 1]
+        self.tied_groups = [tuple(group) for group in by_rank.values() if len(group) > 1]
         self.byte_fallback = bool(byte_fallback)
         self.byte_ids: list[int | None] = [self.piece_to_id.get(byte_piece(b)) for b in range(256)]
         self._user_by_first: dict[str, list[str]] = {}
@@ -425,9 +425,9 @@ class SpmBpeModel:
             >>> model.scores_tie_in("▁▁a"), model.scores_tie_in("▁▁▁a")
             (False, True)
         """
-        if sum(map(len, self._tied_groups)) > TIED_PIECES_CHECKED:
+        if sum(map(len, self.tied_groups)) > TIED_PIECES_CHECKED:
             return True
-        return any(sum(piece in text for piece in group) > 1 for group in self._tied_groups)
+        return any(sum(piece in text for piece in group) > 1 for group in self.tied_groups)
 
     def _pair(self, left: int, right: int) -> int:
         """What merging two piece ids makes, packed for bpe_rank_chunks and memoised."""

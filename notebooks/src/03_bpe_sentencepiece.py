@@ -100,9 +100,9 @@ print(f"score_bpe = labkit's model on {len(lines)} normalised lines ({sum(map(le
 # %% [markdown]
 # labkit's fast version makes the same merges and adds: a priority queue over a linked list
 # of symbols (sentencepiece's `bpe_model.cc`), so a merge does not rescan the text (notebook
-# 02 §5 measures naive against heap); for long texts one list of positions per score instead
-# of one heap of every pair (`merge_buckets`); byte fallback and `<unk>` for symbols that are
-# not pieces; and a word cache over `▁`-runs.
+# 02 §5 measures naive against heap); for long texts one list of positions per merge instead
+# of one heap of every pair (`merge_buckets`, §5); byte fallback and `<unk>` for symbols that
+# are not pieces; and a word cache over `▁`-runs.
 
 # %% [markdown]
 # In real SentencePiece BPE vocabularies the score *is* a rank in disguise: the trainer
@@ -292,9 +292,10 @@ assert merged_ids == sorted(merged_ids)
 # `merge_naive` scans every pair for the best after each merge: O(n²) steps for n characters.
 # `merge` is what sentencepiece's `bpe_model.cc` does: symbols in a linked list, candidate
 # pairs in a priority queue keyed by (score, position), stale entries skipped when they
-# come up; `merge_buckets` keeps one list of positions per score. All three make the same
-# merges in the same order (checked on every vector); notebook 02 §5 measures the cost of
-# the textbook loop against the heap.
+# come up; `merge_buckets` keeps one list of positions per piece a merge makes, as byte-level
+# BPE does for long words (notebook 02 §5). All three make the same merges in the same order
+# (checked on every vector); notebook 02 §5 measures the cost of the textbook loop against the
+# heap.
 
 # %%
 from labkit.vectors import load_vectors
@@ -306,6 +307,19 @@ for text, _ in vectors:
     assert llama.model.merge_naive(norm, a) == llama.model.merge(norm, b) == llama.model.merge_buckets(norm)
     assert a == b
 print("same merges, same order, on all", len(vectors), "vectors")
+
+# %% [markdown]
+# Scores can tie: Llama-2 gives every run of `▁` one score. Pairs of one score merge left to
+# right whatever piece they make, so where two tied pieces can both be made from a text (a
+# piece a merge makes is a stretch of the text, so both must occur in it), `merge_buckets`
+# keeps one list per *score* instead:
+
+# %%
+(group,) = llama.model.tied_groups
+print(f"{len(group)} pieces share the score {v.scores[llama.token_to_id(group[0])]:g}:", sorted(group, key=len)[:3], "...")
+for text in ("▁hello▁world", "▁▁indented", "▁▁▁deeper"):
+    print(f"{text!r}: one list per {'score' if llama.model.scores_tie_in(text) else 'piece'}")
+assert not llama.model.scores_tie_in("▁▁indented") and llama.model.scores_tie_in("▁▁▁deeper")
 
 # %% [markdown]
 # SentencePiece merges across the whole text, but no Llama-2 piece has a `▁` after another
