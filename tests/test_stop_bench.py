@@ -48,3 +48,15 @@ def test_stop_and_stream_suites_print_ratios_not_verdicts(capsys):
     assert bench_stream.main(["--tokens", "400", "--repeat", "1", "--vocab", "gpt2"]) == 0
     out = capsys.readouterr().out
     assert "CPU time" in out and "ratio" in out and "yes" not in out.split("\n", 1)[1], out
+
+
+def test_stream_suite_runs_its_default_vocabularies_and_skips_what_the_engine_refuses(capsys):
+    """`bench all` runs the stream suite with its defaults: each must load with the hf engine;
+    a vocabulary the engine refuses is named and skipped, not a traceback."""
+    from labkit.bench import stream as bench_stream
+
+    assert bench_stream.main(["--tokens", "300", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped" not in out and all(name in out for name in bench_stream.DEFAULT_VOCABS), out
+    assert bench_stream.main(["--tokens", "300", "--repeat", "1", "--vocab", "llama-spm"]) == 0
+    assert "llama-spm: skipped: " in capsys.readouterr().out

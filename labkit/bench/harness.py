@@ -75,8 +75,16 @@ def best_ms(fn: Callable[[], object], repeat: int = 3) -> float:
 
 
 def table(rows: list[dict], columns: list[str]) -> str:
-    """A plain-text table for terminal output."""
-    widths = {c: max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns}
+    """A plain-text table for terminal output (the header alone when there are no rows).
+
+    Example:
+        >>> from labkit.bench.harness import table
+        >>> table([{"vocab": "gpt2", "ratio": 0.25}], ["vocab", "ratio"]).splitlines()
+        ['vocab  ratio', 'gpt2   0.25 ']
+        >>> table([], ["vocab", "ratio"])
+        'vocab  ratio'
+    """
+    widths = {c: max([len(c), *(len(_fmt(r.get(c))) for r in rows)]) for c in columns}
     lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
     lines += ["  ".join(_fmt(r.get(c)).ljust(widths[c]) for c in columns) for r in rows]
     return "\n".join(lines)

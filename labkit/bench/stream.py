@@ -18,8 +18,10 @@ import statistics
 import time
 
 from labkit.bench.harness import corpus, table
+from labkit.core import EngineUnavailable
 
-DEFAULT_VOCABS = ("gpt2", "qwen2", "llama-spm")
+# byte-level BPE twice and WordPiece: vocabularies the hf engine serves (it refuses a llama GGUF)
+DEFAULT_VOCABS = ("gpt2", "qwen2", "minilm")
 
 
 def corpus_ids(tok, count: int) -> list[int]:
@@ -139,7 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv or [])
     rows = []
     for name in args.vocab or DEFAULT_VOCABS:
-        tok = labkit.load(name, engine=args.engine)
+        try:
+            tok = labkit.load(name, engine=args.engine)
+        except EngineUnavailable as exc:
+            print(f"{name}: skipped: {exc}")
+            continue
         if tok.backend is None or not hasattr(tok.backend, "decode_batch"):
             print(f"{name}: engine {tok.engine!r} has no tokenizers backend to compare with; skipped")
             continue
