@@ -34,6 +34,8 @@ LABKIT_ENGINES = {
     "rwkv": "labkit.engines.labkit_llama_rwkv:build",  # a GGUF as llama.cpp runs it
     "plamo2": "labkit.engines.labkit_llama_plamo2:build",  # a GGUF as llama.cpp runs it
 }
+# a GGUF whose tokenizer model adds a rule of its own to its family's (hybriddna: DNA read as k-mers)
+OPTION_ENGINES = {"dna_kmers": "labkit.engines.labkit_llama_hybriddna:build"}
 # a tokenizer.json pipeline no family engine serves, run component by component
 PIPELINE_ENGINE = "labkit.engines.labkit_pipeline:build"
 ENGINES = ("labkit", *REFERENCE_ENGINES)
@@ -93,6 +95,9 @@ def _build_engine(vocab: VocabData, engine: str) -> Tokenizer:
                 # the reader found a component labkit does not implement exactly: never guess
                 raise EngineUnavailable(f"{vocab.name}: labkit's engine does not implement {refusal}")
             return _builder(PIPELINE_ENGINE)(vocab)
+        for option, builder in OPTION_ENGINES.items():
+            if vocab.options.get(option):
+                return _builder(builder)(vocab)
         if vocab.model not in LABKIT_ENGINES:
             raise EngineUnavailable(f"{vocab.name}: labkit has no engine for model {vocab.model!r}")
         return _builder(LABKIT_ENGINES[vocab.model])(vocab)

@@ -19,7 +19,8 @@ A case with a ``family`` (``"spm"``: ``labkit.conformance.random_gguf_spm``, wri
 on some of those files' texts (a character with no token and no byte token: an uncaught C++
 exception); such an answer is stored as ``"abort"``. For each text: ``llama_tokenize`` without
 and with parse_special, each with add_special off and on; for each id list
-``llama_detokenize`` with unparse_special on and off (remove_special off):
+``llama_detokenize`` with unparse_special on and off (remove_special off); a byte-level family
+(``dna``) decodes as the byte files do, token_to_piece joined:
 
     .venv/bin/python -m labkit.conformance.random_gguf --family spm --seeds 0:120 --write /tmp/random-spm
     /tmp/llv/bin/python tools/make_random_gguf_refs.py /tmp/random-spm/cases.json data/gguf/random_llama_cpp_spm.json
@@ -43,6 +44,9 @@ import llama_cpp  # noqa: E402
 from llama_cpp import Llama  # noqa: E402
 
 LLAMA_CPP_COMMIT = "0c1e57098bba43ac29e6e3b677cdceebdd22334f"  # vendored by llama-cpp-python 0.3.36
+# byte-level families: id lists decoded as the byte files' are (token_to_piece joined, as llama.cpp's
+# server /detokenize does; llama_detokenize also drops a space before '?!.,' there)
+PIECES_FAMILIES = ("dna",)
 
 
 def pieces(vocab, ids: list[int], special: bool) -> str:
@@ -119,6 +123,8 @@ def _child(case: dict, jobs: list[tuple], start: int, write_fd: int) -> None:
         if job[0] == "tokenize":
             _, text, add, parse = job
             answer = " ".join(map(str, llm.tokenize(text.encode("utf-8"), add_bos=add, special=parse)))
+        elif case["family"] in PIECES_FAMILIES:
+            answer = compact(pieces(vocab, job[1], job[2]))
         else:
             answer = compact(detokenized(vocab, job[1], job[2]))
         out.write(json.dumps(answer, ensure_ascii=False) + "\n")

@@ -27,7 +27,8 @@ WordPiece ("bert") files of :mod:`labkit.conformance.random_gguf_wpm`, ``--famil
 Unigram ("t5") files of :mod:`labkit.conformance.random_gguf_ugm`, ``--family utf8`` the files of
 BPE over raw UTF-8 (Gemma 4's kind) of :mod:`labkit.conformance.random_gguf_utf8`, ``--family rwkv``
 the RWKV files of :mod:`labkit.conformance.random_gguf_rwkv`, ``--family plamo2`` the PLaMo-2 files of
-:mod:`labkit.conformance.random_gguf_plamo2`.
+:mod:`labkit.conformance.random_gguf_plamo2`, ``--family dna`` the hybriddna files (byte-level BPE and
+DNA k-mers) of :mod:`labkit.conformance.random_gguf_dna`.
 
 Example (a seed is one file):
     >>> from labkit.conformance.random_gguf import draw_file
@@ -194,7 +195,8 @@ def file_digest(path: Path) -> str:
 # the byte-level files are this module's; the others' draws live in a module each
 FAMILIES = {"byte": __name__, "spm": "labkit.conformance.random_gguf_spm", "wpm": "labkit.conformance.random_gguf_wpm",
             "ugm": "labkit.conformance.random_gguf_ugm", "utf8": "labkit.conformance.random_gguf_utf8",
-            "rwkv": "labkit.conformance.random_gguf_rwkv", "plamo2": "labkit.conformance.random_gguf_plamo2"}
+            "rwkv": "labkit.conformance.random_gguf_rwkv", "plamo2": "labkit.conformance.random_gguf_plamo2",
+            "dna": "labkit.conformance.random_gguf_dna"}
 ABORT = "abort"  # what the answers file holds where llama.cpp ended its process
 
 

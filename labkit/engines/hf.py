@@ -349,6 +349,9 @@ def build(vocab: VocabData) -> HFTokenizer:
         raise EngineUnavailable(GGUF_BERT_REFUSAL.format(name=vocab.name))
     if vocab.format == "gguf" and vocab.model == MODEL_UNIGRAM and vocab.normalizer.get("charsmap"):
         raise EngineUnavailable(GGUF_CHARSMAP_REFUSAL.format(name=vocab.name))
+    if vocab.options.get("dna_kmers"):
+        raise EngineUnavailable(f"{vocab.name}: a hybriddna GGUF reads DNA between <dna> and </dna> as k-mers, "
+                                "which no tokenizers pipeline does; engine='labkit' serves it as llama.cpp does")
     if vocab.format == "gguf" and vocab.options.get("byte_encode") is False:
         raise EngineUnavailable(f"{vocab.name}: a GGUF of BPE over raw UTF-8 (split {vocab.pre!r}), which labkit does "
                                 "not rebuild as a tokenizers pipeline (llama.cpp merges whole lines, finds byte tokens "

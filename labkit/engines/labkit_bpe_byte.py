@@ -411,6 +411,8 @@ def build(vocab: VocabData) -> ByteLevelBPE:
     """
     if vocab.model != MODEL_BPE_BYTE:
         raise EngineUnavailable(f"{vocab.name}: the byte-level BPE engine serves model 'bpe_byte', not {vocab.model!r}")
+    if vocab.options.get("dna_kmers"):  # the factory builds labkit.engines.labkit_llama_hybriddna's engine
+        raise EngineUnavailable(f"{vocab.name}: a hybriddna GGUF also reads DNA as k-mers, which this engine does not")
     if vocab.options.get("byte_encode") is False:  # a GGUF BPE over raw UTF-8 (Gemma 4): an engine of its own
         from labkit.engines.labkit_llama_bpe_utf8 import build as utf8_build
 

@@ -295,6 +295,9 @@ def build(vocab: VocabData) -> TiktokenTokenizer:
     """
     if vocab.model != MODEL_BPE_BYTE:
         raise EngineUnavailable(f"{vocab.name}: tiktoken serves byte-level BPE only, not {vocab.model!r}")
+    if vocab.options.get("dna_kmers"):
+        raise EngineUnavailable(f"{vocab.name}: a hybriddna GGUF reads DNA between <dna> and </dna> as k-mers, "
+                                "which tiktoken cannot; engine='labkit' serves it as llama.cpp does")
     spec = get_pre_tokenizer(vocab.pre or "default")
     pattern = spec.pattern
     if pattern is None:

@@ -264,8 +264,9 @@ _VALID_TYPES = frozenset(range(1, 7))
 # tokenizer.ggml.model -> labkit's model family (the engine that runs it: factory.LABKIT_ENGINES);
 # "gemma4": llama.cpp's BPE over raw UTF-8 (labkit.algorithms.llama_bpe_utf8), read as a BPE vocabulary
 # "whitespace": the same BPE on each run of non-space characters, the spaces dropped (jina-embeddings-v2-base-zh)
-GGUF_MODEL_FAMILIES = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "llama": "spm_bpe",
-                 "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv", "plamo2": "plamo2"}
+# "hybriddna": byte-level BPE, and DNA between <dna> and </dna> read as 6-mers (labkit.engines.labkit_llama_hybriddna)
+GGUF_MODEL_FAMILIES = {"gpt2": "bpe_byte", "gemma4": "bpe_byte", "whitespace": "bpe_byte", "hybriddna": "bpe_byte",
+                       "llama": "spm_bpe", "bert": "wordpiece", "t5": "unigram", "rwkv": "rwkv", "plamo2": "plamo2"}
 
 
 def _get(kv: dict, key: str, kind: type, source: str, default=None):
@@ -352,12 +353,32 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     return vocab
 
 
+# byte-level splits after which llama.cpp adds BOS when the file has no add_bos_token key (llama-vocab.cpp)
+ADDS_BOS_BY_DEFAULT = frozenset({"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+                                 "jina-v5-nano", "tekken", "chameleon"})
+# byte-level splits after which llama.cpp has no BOS id unless the file names one (the GLM models)
+NO_DEFAULT_BOS = frozenset({"chatglm-bpe", "glm4", "glm5"})
+
+
 def _bpe_options(kv: dict, ggml_model: str, pre_name: str, specials: SpecialTokens, options: dict, source: str) -> None:
-    """What llama.cpp switches on for a BPE split over raw UTF-8 (Gemma 4's ``<0xNN>`` byte
-    tokens, ``▁`` for a space): ``byte_encode`` off, BOS always added for Gemma 4, and the
-    add_space_prefix key, which only its decoding reads. The "whitespace" tokenizer model drops
-    every space first and lowercases where the file's key says (off when absent)."""
+    """What llama.cpp switches on for a BPE file by its split and tokenizer model: BOS added
+    after the splits of :data:`ADDS_BOS_BY_DEFAULT` when the file has no add_bos_token key, and
+    no BOS id after those of :data:`NO_DEFAULT_BOS` when it names none; for
+    a split over raw UTF-8 (Gemma 4's ``<0xNN>`` byte tokens, ``▁`` for a space) ``byte_encode``
+    off, BOS always added for Gemma 4, and the add_space_prefix key, which only its decoding
+    reads. The "whitespace" tokenizer model drops every space first and lowercases where the
+    file's key says (off when absent); "hybriddna" reads DNA between tags as k-mers."""
+    if pre_name in ADDS_BOS_BY_DEFAULT and TK.ADD_BOS not in kv:
+        specials.add_bos = True
+    if pre_name in NO_DEFAULT_BOS and TK.BOS_ID not in kv:
+        specials.bos = specials.bos_id = None
     rules = UTF8_BPE_RULES.get(pre_name)
+    if ggml_model == "hybriddna":
+        if rules is not None:
+            # its converter writes the base model's byte-level split; k-mers over raw UTF-8 BPE are untested ground
+            raise FormatError(f"{source}: tokenizer model 'hybriddna' with split {pre_name!r}, a BPE over raw UTF-8; "
+                              "labkit serves it with a byte-level split, as its converter writes it")
+        options["dna_kmers"] = True
     if ggml_model == "gemma4" and rules is None:
         # llama.cpp always reads this model with the gemma4 split: another one (pre=...) would spell nothing right
         raise FormatError(f"{source}: tokenizer model 'gemma4' with split {pre_name!r}; llama.cpp reads it with the "
@@ -446,6 +467,7 @@ def _merges(kv: dict, tokens: list[str], source: str, check: bool = True) -> lis
 
 # llama.cpp's ids when the file names none (llama_vocab::impl::load), kept where inside the vocabulary
 _DEFAULT_IDS = {"gpt2": {TK.BOS_ID: 11, TK.EOS_ID: 11}, "whitespace": {TK.BOS_ID: 11, TK.EOS_ID: 11},
+                "hybriddna": {TK.BOS_ID: 11, TK.EOS_ID: 11},
                 "llama": {TK.BOS_ID: 1, TK.EOS_ID: 2, TK.UNK_ID: 0},
                 "bert": {TK.BOS_ID: 101, TK.UNK_ID: 100, TK.SEP_ID: 102, TK.PAD_ID: 0, TK.MASK_ID: 103},
                 "t5": {TK.EOS_ID: 1, TK.UNK_ID: 2, TK.PAD_ID: 0},

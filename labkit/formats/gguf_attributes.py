@@ -66,7 +66,7 @@ HARMONY_USER_DEFINED = frozenset({"<|channel|>", "<|message|>", "<|start|>", "<|
 _WATCHED = frozenset(EOG_SPELLINGS | {s for v in FIM_SPELLINGS.values() for s in v} | HARMONY_USER_DEFINED
                      | {"<|plamo:eos|>", "<mask>", "[MASK]", "</s>", "<unk>", "<s>", "<|endoftext|>"})
 # llama.cpp's default end-of-sequence id per tokenizer model, used when the file names none
-_DEFAULT_EOS = {"gpt2": 11, "whitespace": 11, "llama": 2, "t5": 1, "plamo2": 2}
+_DEFAULT_EOS = {"gpt2": 11, "whitespace": 11, "hybriddna": 11, "llama": 2, "t5": 1, "plamo2": 2}
 
 
 @dataclass

@@ -120,11 +120,14 @@ print(changed)
 assert list(changed) == ["</s>"] and attributes.flags[128247] == NORMAL | CONTROL
 
 # %% [markdown]
-# `tokenizer.ggml.model` names the algorithm. labkit reads eight of llama.cpp's values, each
+# `tokenizer.ggml.model` names the algorithm. labkit reads nine of llama.cpp's values, each
 # run by an engine of its own that follows llama.cpp's loop and is measured against llama.cpp
 # on random files of that kind (`python -m labkit.conformance.random_gguf --family ...`,
 # notebook 14). Which split a BPE file names can change the engine too: Gemma 4's names are
-# BPE over UTF-8 characters, not bytes (notebook 03 §8).
+# BPE over UTF-8 characters, not bytes (notebook 03 §8). "hybriddna" (a DNA language model)
+# is byte-level BPE for text, and reads a DNA sequence between `<dna>` and `</dna>` six
+# letters at a time; the converter spells each k-mer token with a private-use suffix so that
+# `CCCCCC` the k-mer and `CCCCCC` the BPE token keep ids of their own.
 
 # %%
 from labkit.conformance.random_gguf import FAMILIES, family_module
@@ -146,7 +149,29 @@ for family in FAMILIES:
 models = pd.DataFrame([(model, *served_by[model]) for model in GGUF_MODEL_FAMILIES],
                       columns=["tokenizer.ggml.model", "labkit family", "engine class", "random_gguf --family"])
 print(models.to_string(index=False))
-assert set(GGUF_MODEL_FAMILIES) == set(served_by) == {"gpt2", "gemma4", "whitespace", "llama", "bert", "t5", "rwkv", "plamo2"}
+assert set(GGUF_MODEL_FAMILIES) == set(served_by) == {"gpt2", "gemma4", "whitespace", "hybriddna", "llama", "bert", "t5",
+                                                       "rwkv", "plamo2"}
+
+# %% [markdown]
+# The DNA reading on a random hybriddna file (the three tags typed control, as the converter
+# types them; with `parse_special=False` the tags are read from the text, as llama.cpp does):
+
+# %%
+from labkit.conformance import random_gguf_dna
+
+drawn = next(d for d in map(random_gguf_dna.draw_file, range(50))
+             if d.how == "all tags, 0 k-mers before <oov>" and len(d.kmers) > 50
+             and all(d.types[d.tokens.index(tag)] == 3 for tag in ("<dna>", "</dna>", "<oov>")))
+dna_tok = labkit.load(random_gguf_dna.write_file(drawn, random_folder), engine="labkit")
+dna_text = "DNA: <dna>" + "".join(drawn.kmers[:2]).lower() + "ac</dna> end"
+encoding = dna_tok.encode(dna_text, parse_special=False)
+print(pd.DataFrame({"text": [dna_text[a:b] for a, b in encoding.offsets], "id": encoding.ids,
+                    "decodes to": [dna_tok.decode([i], skip_special_tokens=False) for i in encoding.ids]}).to_string(index=False))
+# upper-cased, cut every six letters, the short last one filled up with A: a k-mer token, or <oov>
+spelled = {token: index for index, token in enumerate(drawn.tokens)}
+open_at = encoding.ids.index(spelled["<dna>"])
+assert encoding.ids[open_at + 1:open_at + 5] == [spelled.get(kmer + "\ue000", spelled["<oov>"])
+                                                 for kmer in (*drawn.kmers[:2], "ACAAAA")] + [spelled["</dna>"]]
 
 # %% [markdown]
 # `gguf.GGUFReader` (the reference reader) maps the whole file and builds every string of

@@ -362,9 +362,9 @@ print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 # ### A GGUF against llama.cpp, with every engine
 #
 # For a GGUF the reference is llama.cpp, so every engine labkit offers is measured against
-# llama.cpp's stored answers, not only labkit's own: random files of each of the four
-# tokenizer models llama.cpp knows (byte-level BPE, SentencePiece-style "llama", "bert" and
-# "t5"), and the four bundled GGUFs on 307 random texts and 505 id lists each
+# llama.cpp's stored answers, not only labkit's own: random files of the four main tokenizer
+# models llama.cpp knows (byte-level BPE, SentencePiece-style "llama", "bert" and "t5") and of
+# "hybriddna" (byte-level BPE with DNA read as 6-mers, notebook 11), and the four bundled GGUFs on 307 random texts and 505 id lists each
 # (`python -m labkit.conformance.shipped_gguf`). A library engine whose loop is not llama.cpp's
 # refuses the file at load: `tokenizers` every llama and bert file (it merges by rank, turns a
 # broken byte run into U+FFFD per byte, and normalises with its own tables), `sentencepiece`
@@ -373,8 +373,8 @@ print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 # %%
 from labkit.conformance import shipped_gguf
 
-family_seeds = {"byte": range(150), "spm": range(120), "wpm": range(100), "ugm": range(40)}
-family_label = {"byte": "byte-level", "spm": "llama", "wpm": "bert", "ugm": "t5"}
+family_seeds = {"byte": range(150), "spm": range(120), "wpm": range(100), "ugm": range(40), "dna": range(150)}
+family_label = {"byte": "byte-level", "spm": "llama", "wpm": "bert", "ugm": "t5", "dna": "hybriddna"}
 gguf_rows = {}
 for family, seeds in family_seeds.items():
     counts = random_gguf.run_seeds(seeds, random_gguf.load_reference(None, family), engines=random_gguf.ENGINES, family=family)
