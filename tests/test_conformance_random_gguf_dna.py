@@ -139,3 +139,23 @@ def test_the_glm_splits_have_no_bos_id_unless_the_file_names_one(tmp_path):
     assert tok.vocab.specials.bos_id is None
     with pytest.raises(labkit.LabkitError, match="llama.cpp"):
         tok.encode("a", add_special_tokens=True)
+
+
+def test_offsets_agree_with_the_ids_and_each_kmer_spans_its_letters(tmp_path):
+    # reading .offsets runs the spans pass, which raises if its ids are not the ids pass's
+    checked = 0
+    for seed in range(0, 40):
+        drawn = rgd.draw_file(seed)
+        tok = labkit.load(str(rgd.write_file(drawn, tmp_path)), engine="labkit")
+        kmer_ids = {i for i, t in enumerate(drawn.tokens) if t.endswith(dna.KMER_MARKER) and t != dna.KMER_MARKER}
+        for text in rgd.texts_for(drawn):
+            for parse in (False, True):
+                encoding = tok.encode(text, parse_special=parse)
+                assert len(encoding.offsets) == len(encoding.ids)
+                for token, (start, end) in zip(encoding.ids, encoding.offsets):
+                    assert 0 <= start <= end <= len(text)
+                    if token in kmer_ids:  # a k-mer spans the letters it reads (the filled-up A's excepted)
+                        letters = text[start:end].encode().upper()
+                        assert drawn.tokens[token].encode()[:len(letters)] == letters, (seed, text, token)
+                        checked += 1
+    assert checked > 100
