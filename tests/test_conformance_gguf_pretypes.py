@@ -57,6 +57,21 @@ def test_every_gguf_name_labkit_lists_is_a_llama_cpp_name():
     assert len(GGUF_NAMES) == 88  # 37 specs and their aliases
 
 
+def test_a_gguf_naming_a_split_llama_cpp_does_not_know_is_refused_unless_the_caller_names_it(tmp_path):
+    # llama.cpp 0c1e5709 does not load such a file ("unknown pre-tokenizer type: 'gpt2'", seen with
+    # llama-cpp-python 0.3.36); labkit reads a GGUF as llama.cpp does, and a caller may still choose the split
+    from labkit.algorithms.llama_bpe_utf8 import UTF8_BPE_RULES
+    from labkit.algorithms.pretokenize import NOT_LLAMA_CPP_NAMES, known_pre_names
+    from labkit.conformance.gguf_pretypes import write_byte_level_gguf
+
+    assert set(known_pre_names()) - set(LLAMA_CPP_PRE_NAMES) - set(UTF8_BPE_RULES) == NOT_LLAMA_CPP_NAMES
+    for name in ("gpt2", "cl100k"):
+        path = str(write_byte_level_gguf(tmp_path / f"{name}.gguf", ["a", "b", "ab"], [1, 1, 1], ["a b"], name))
+        with pytest.raises(labkit.LabkitError, match="llama.cpp does not know"):
+            labkit.load(path, engine="labkit")
+        assert labkit.load(path, engine="labkit", pre=name).encode("ab").ids == [2]
+
+
 @pytest.mark.parametrize("name", sorted(set(GGUF_NAMES) - LABKIT_ONLY))
 def test_pre_type_matches_llama_cpp(name):
     spec = get_pre_tokenizer(name)

@@ -526,6 +526,10 @@ LLAMA_CPP_UNSERVED: dict[str, str] = {}
 _NOT_BYTE_LEVEL = ("BPE over raw UTF-8 with <0xNN> byte tokens (llama.cpp's byte_encode off): labkit's own engine "
                    "serves it (labkit.engines.labkit_llama_bpe_utf8), no byte-level split does")
 PRE_ALIASES: dict[str, str] = {alias: spec.name for spec in _SPECS for alias in spec.aliases}
+# the names labkit gives splits that llama.cpp does not know (tiktoken's encodings, and "gpt2"):
+# llama.cpp does not load a GGUF whose tokenizer.ggml.pre is one of them, nor does labkit's reader
+NOT_LLAMA_CPP_NAMES = frozenset({"gpt2", "r50k", "r50k_base", "p50k", "p50k_base", "p50k_edit", "cl100k", "cl100k_base",
+                                 "o200k", "o200k_base", "o200k_harmony"})
 
 
 def known_pre_names() -> list[str]:

@@ -23,6 +23,7 @@ import gguf
 from gguf import GGUFValueType as VT
 
 from labkit.algorithms.llama_bpe_utf8 import GEMMA4_MODEL_RULES, UTF8_BPE_RULES
+from labkit.algorithms.pretokenize import NOT_LLAMA_CPP_NAMES
 from labkit.core import (
     TOKEN_BYTE,
     TOKEN_CONTROL,
@@ -319,6 +320,10 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     normalizer, options = _normalizer_and_options(kv, types, family, specials, source)
     if family == "bpe_byte" and pre_name is None:
         pre_name = "default"
+    if family == "bpe_byte" and pre is None and pre_name in NOT_LLAMA_CPP_NAMES:
+        raise FormatError(f"{source}: {TK.PRE!r} is {pre_name!r}, a name labkit gives a split but llama.cpp does not "
+                          f"know, so llama.cpp does not load this file; to read it with that split anyway, pass "
+                          f"pre={pre_name!r}")
     if family == "bpe_byte":
         _bpe_options(kv, ggml_model, pre_name, specials, options, source)
     if family == "plamo2":  # only decoding reads it
