@@ -92,6 +92,26 @@ def test_rank_buckets_hand_the_word_back_only_when_a_merge_that_is_no_token_happ
     assert bpe.bpe_rank_buckets([2, 1, 2], dict(table), no_merge, ties=ties) is None
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_a_bucket_set_aside_at_every_merge_gives_the_heaps_ids(ties):
+    """'aba' ranked before 'ab': each merge of a+b makes a pair that goes first, so the bucket of
+    a+b is set aside at every one of its merges (a walk that copied or re-sorted what is left
+    there took time quadratic in the word: 1.0 s on 80,000 bytes, 0.07 s now)."""
+    ranks = {b"a": 0, b"b": 1, b"ab": 10, b"aba": 5}
+    rank, pair = _toy_pair(ranks)
+    data = b"ab" * 2000
+    expected = [ranks[p] for p in bpe.bpe_heap(bpe.byte_parts(data), rank)]
+    assert bpe.bpe_rank_buckets([ranks[bytes([b])] for b in data], {}, pair, ties=ties) == expected
+
+
+def test_a_position_filed_in_a_bucket_set_aside_goes_before_the_waiting_ones_or_among_them():
+    bucket, resume = [1, 4, 9, 12], {7: 2}  # positions 1 and 4 walked, 9 and 12 waiting
+    bpe._file_in_set_aside(bucket, resume, 7, 6)  # before every waiting one: it takes a walked slot
+    assert bucket[resume[7]:] == [6, 9, 12] and len(bucket) == 4
+    bpe._file_in_set_aside(bucket, resume, 7, 10)  # among them: in its place
+    assert bucket[resume[7]:] == [6, 9, 10, 12]
+
+
 def test_ranks_that_tie_between_merges_need_one_bucket_per_rank():
     """Two different merges at one rank (SentencePiece's equal scores) merge left to right
     among themselves, as the heap does: one bucket per rank (ties=True). One bucket per merge

@@ -293,6 +293,8 @@ def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callabl
     keys = list(buckets)
     heapq.heapify(keys)
     push, pop = heapq.heappush, heapq.heappop
+    # a bucket set aside part-way (a merge made a pair that goes first) -> where its walk goes on
+    resume: dict[int, int] = {}
 
     def ask(left: int, right: int) -> int:
         """What a pair the memo does not know makes. A stand-in or NO_TOKEN never merges, and a
@@ -309,9 +311,12 @@ def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callabl
     while keys:
         key = keys[0]
         positions = buckets[key]  # ascending: filed in order, or put in place (insort) when late
+        walk = iter(positions)
+        if resume and key in resume:
+            walk.__setstate__(resume.pop(key))  # on from where it was set aside: O(1), no copy
         merged = key & 0xFFFFFF
         merged_left = merged << 24  # the pair (merged, right) is known[merged_left | right]
-        for i in positions:
+        for i in walk:
             if made[i] != key:
                 continue  # stale: the pair at i changed since it was queued (or merged away: -1)
             j = nxt[i]
@@ -332,11 +337,13 @@ def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callabl
                 if v <= key:  # it merges before the rest of this bucket, which waits
                     if v < key and edges is not None:
                         return None
-                    _postpone_rest(buckets, key, positions, i)
+                    _set_aside(resume, key, walk, positions)
                 bucket = buckets.get(v)
                 if bucket is None:
                     buckets[v] = [i]
                     push(keys, v)
+                elif v in resume:
+                    _file_in_set_aside(bucket, resume, v, i)
                 else:
                     insort(bucket, i)
             p = prv[i]
@@ -350,28 +357,41 @@ def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callabl
                 if v <= key:
                     if v < key and edges is not None:
                         return None
-                    _postpone_rest(buckets, key, positions, i)
+                    _set_aside(resume, key, walk, positions)
                 bucket = buckets.get(v)
                 if bucket is None:
                     buckets[v] = [p]
                     push(keys, v)
+                elif v in resume:
+                    _file_in_set_aside(bucket, resume, v, p)
                 else:
                     insort(bucket, p)
-        if buckets[key] is positions:  # every position done (else the rest waits for its turn)
+        if key not in resume:  # every position done (else the rest waits for its turn)
             del buckets[key]
             pop(keys)
     del sym[n:]
     return None if NO_TOKEN in sym else sym
 
 
-def _postpone_rest(buckets: dict[int, list[int]], key: int, positions: list[int], i: int) -> None:
-    """The positions of ``key`` after ``i`` wait in a bucket of their own, and the loop over
-    ``positions`` ends after ``i`` (a new pair must merge first). Once per merge: a second
-    call for the same merge finds the rest already split off."""
-    if buckets[key] is positions:
-        at = positions.index(i) + 1  # a position filed twice: the rest may start with a stale copy
-        buckets[key] = positions[at:]
-        del positions[at:]
+def _set_aside(resume: dict[int, int], key: int, walk, positions: list[int]) -> None:
+    """The positions of ``key`` after the current one wait for the bucket's next turn (a new
+    pair must merge first): where the walk stands is remembered and the walk ends after the
+    current position. O(1), so a bucket set aside at every merge stays linear. Once per merge:
+    a second call finds the bucket already set aside."""
+    if key not in resume:
+        resume[key] = walk.__reduce__()[2]  # the index of the next position
+        walk.__setstate__(len(positions))  # nothing more this turn
+
+
+def _file_in_set_aside(bucket: list[int], resume: dict[int, int], key: int, position: int) -> None:
+    """File ``position`` in a bucket set aside part-way: before every waiting position it takes
+    the last slot already walked (those are spent), else its place among the waiting ones."""
+    at = resume[key]
+    if at and (at == len(bucket) or position <= bucket[at]):
+        bucket[at - 1] = position
+        resume[key] = at - 1
+    else:
+        insort(bucket, position, lo=at)
 
 
 def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int, int], int],
@@ -404,6 +424,9 @@ def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable
             else:
                 bucket.append(i)
     ranks = list(buckets)
+    # buckets whose list is not in walking order (descending): each at first, then each one a
+    # later merge files into; a bucket set aside part-way stays in order, so it is not sorted again
+    unsorted = set(ranks)
     heapq.heapify(ranks)
     push, pop = heapq.heappush, heapq.heappop
 
@@ -415,7 +438,9 @@ def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable
         positions = buckets[rank]
         # the lowest position is popped from the end; a pair of this rank made by a merge starts
         # at or left of the merge, so filed at the end it comes next (the list stays descending)
-        positions.sort(reverse=True)
+        if rank in unsorted:
+            positions.sort(reverse=True)
+            unsorted.discard(rank)
         while positions:
             i = positions.pop()
             v = made[i]
@@ -446,6 +471,7 @@ def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable
                         push(ranks, r)
                     else:
                         bucket.append(i)
+                        unsorted.add(r)
                     if r < lowest:
                         lowest = r
             else:
@@ -464,6 +490,7 @@ def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable
                         push(ranks, r)
                     else:
                         bucket.append(p)
+                        unsorted.add(r)
                     if r < lowest:
                         lowest = r
             if lowest < rank:

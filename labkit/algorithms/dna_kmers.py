@@ -22,6 +22,8 @@ Example:
 """
 from __future__ import annotations
 
+from labkit.algorithms.bytes_unicode import char_spans
+
 DNA_OPEN, DNA_CLOSE, DNA_OOV = "<dna>", "</dna>", "<oov>"
 # the suffix the converter puts on each k-mer token (a private-use character)
 KMER_MARKER = "\ue000"
@@ -65,13 +67,6 @@ def kmer_cuts(sequence: str) -> list[tuple[bytes, int, int]]:
         [(b'ACGTAC', 0, 6), (b'GTAAAA', 6, 8)]
     """
     data = sequence.encode("utf-8").upper()  # bytes.upper changes ASCII a-z only, as llama.cpp does
-    if len(data) == len(sequence):
-        char_at = range(len(sequence))  # ASCII: byte k is character k
-    else:
-        char_at = [k for k, ch in enumerate(sequence) for _ in range(len(ch.encode("utf-8")))]
-    out = []
-    for start in range(0, len(data), KMER_BYTES):
-        kmer = data[start:start + KMER_BYTES]
-        end = start + len(kmer)
-        out.append((kmer.ljust(KMER_BYTES, b"A"), char_at[start], char_at[end - 1] + 1))
-    return out
+    starts = range(0, len(data), KMER_BYTES)
+    spans = char_spans(sequence, [min(KMER_BYTES, len(data) - start) for start in starts])
+    return [(data[start:start + KMER_BYTES].ljust(KMER_BYTES, b"A"), *span) for start, span in zip(starts, spans)]

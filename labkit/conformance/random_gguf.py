@@ -128,6 +128,26 @@ def write_file(drawn: DrawnGguf, folder: Path) -> Path:
                                  drawn.pre, name=drawn.name, ids=drawn.ids)
 
 
+class GluedSpellings:
+    """For a family's drawn file (a dataclass with ``tokens`` and ``types``): the spellings its
+    texts glue in, :func:`glued_spellings` of its tokens.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> from labkit.conformance.random_gguf import GluedSpellings
+        >>> @dataclass
+        ... class Drawn(GluedSpellings):
+        ...     tokens: list
+        ...     types: list
+        >>> Drawn(["a", "<s>"], [1, 3]).spellings
+        ['<s>']
+    """
+
+    @property
+    def spellings(self) -> list[str]:
+        return glued_spellings(self.tokens, self.types)
+
+
 def glued_spellings(tokens, types) -> list[str]:
     """The tokens a family's texts glue in: every one not typed normal or byte, and the pool's.
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import first_spellings, random_flags
+from labkit.conformance.random_gguf import GluedSpellings, first_spellings, random_flags
 from labkit.conformance.random_hf import WORDS, random_texts
 
 FAMILY = "rwkv"
@@ -54,7 +54,7 @@ def escaped(data: bytes) -> str:
 
 
 @dataclass
-class DrawnRwkvGguf:
+class DrawnRwkvGguf(GluedSpellings):
     """One drawn RWKV GGUF: what goes into the file, and how it was drawn."""
 
     seed: int
@@ -63,13 +63,6 @@ class DrawnRwkvGguf:
     flags: dict[str, bool] = field(default_factory=dict)
     ids: dict[str, int] = field(default_factory=dict)
     how: str = ""
-
-    @property
-    def spellings(self) -> list[str]:
-        """The spellings the texts glue in: the pool's and every token not typed normal."""
-        from labkit.conformance.random_gguf import glued_spellings
-
-        return glued_spellings(self.tokens, self.types)
 
 
 def draw_file(seed: int) -> DrawnRwkvGguf:

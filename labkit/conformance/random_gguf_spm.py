@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import first_spellings, random_flags
+from labkit.conformance.random_gguf import GluedSpellings, first_spellings, random_flags
 from labkit.conformance.random_hf import random_texts
 
 FAMILY = "spm"
@@ -53,7 +53,7 @@ HEADER_IDS = ("bos", "eos", "unknown", "padding", "eot")
 
 
 @dataclass
-class DrawnSpmGguf:
+class DrawnSpmGguf(GluedSpellings):
     """One drawn "llama" GGUF: what goes into the file, and how it was drawn."""
 
     seed: int
@@ -64,13 +64,6 @@ class DrawnSpmGguf:
     ids: dict[str, int] = field(default_factory=dict)  # header keys naming a token (bos, eos ...)
     name: str | None = None
     how: str = ""
-
-    @property
-    def spellings(self) -> list[str]:
-        """The tokens the texts glue in: every one not typed normal or byte, and the pool's."""
-        from labkit.conformance.random_gguf import glued_spellings
-
-        return glued_spellings(self.tokens, self.types)
 
 
 def base_vocabulary(seed: int, rng: random.Random) -> tuple[list[str], list[float], str]:

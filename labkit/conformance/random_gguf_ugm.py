@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import first_spellings, random_flags
+from labkit.conformance.random_gguf import GluedSpellings, first_spellings, random_flags
 from labkit.conformance.random_gguf_spm import BYTE_TOKENS, texts_for as spm_texts_for
 
 FAMILY = "ugm"
@@ -42,7 +42,7 @@ CHARSMAPS = (None, None, "sentencepiece/botchan_en_bpe_1000.model", "sentencepie
 
 
 @dataclass
-class DrawnUgmGguf:
+class DrawnUgmGguf(GluedSpellings):
     """One drawn "t5" GGUF: tokens, scores, types, charsmap, flags and header ids."""
 
     seed: int
@@ -53,12 +53,6 @@ class DrawnUgmGguf:
     flags: dict[str, bool] = field(default_factory=dict)
     ids: dict[str, int] = field(default_factory=dict)
     how: str = ""
-
-    @property
-    def spellings(self) -> list[str]:
-        from labkit.conformance.random_gguf import glued_spellings
-
-        return glued_spellings(self.tokens, self.types)
 
 
 def draw_file(seed: int) -> DrawnUgmGguf:

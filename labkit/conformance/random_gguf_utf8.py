@@ -36,7 +36,7 @@ from pathlib import Path
 
 from labkit.algorithms.llama_bpe_utf8 import UTF8_BPE_RULES
 from labkit.conformance.gguf_pretypes import write_vocab_gguf
-from labkit.conformance.random_gguf import first_spellings, random_flags
+from labkit.conformance.random_gguf import GluedSpellings, first_spellings, random_flags
 from labkit.conformance.random_gguf_spm import BYTE_TOKENS
 from labkit.conformance.random_hf import random_texts
 
@@ -54,7 +54,7 @@ SPACES = ("\u00a0", "\u3000", "\u2028", "\u2029", "\u0085", "\u200b", "\u180e", 
 
 
 @dataclass
-class DrawnUtf8Gguf:
+class DrawnUtf8Gguf(GluedSpellings):
     """One drawn UTF-8 BPE GGUF: what goes into the file, and how it was drawn."""
 
     seed: int
@@ -66,13 +66,6 @@ class DrawnUtf8Gguf:
     flags: dict[str, bool] = field(default_factory=dict)
     ids: dict[str, int] = field(default_factory=dict)
     how: str = ""
-
-    @property
-    def spellings(self) -> list[str]:
-        """The tokens the texts glue in: every one not typed normal or byte, and the pool's."""
-        from labkit.conformance.random_gguf import glued_spellings
-
-        return glued_spellings(self.tokens, self.types)
 
 
 def draw_file(seed: int) -> DrawnUtf8Gguf:

@@ -290,13 +290,20 @@ assert all(bpe.bpe_rank_chunks(start_ids, known, make, chunk=size) == whole for 
 # %% [markdown]
 # Each chunk, and a word too short to cut, merges with `bpe_rank_buckets`. A word of
 # thousands of bytes has thousands of candidate pairs but only a few hundred distinct merges
-# among them, so the loop keeps one list of positions per merge, keyed by what the merge
+# among them (counted below), so the loop keeps one list of positions per merge, keyed by what the merge
 # makes (`(rank << 24) | new id`), and a small heap of those keys. The lowest key's positions
 # merge left to right; a queued position whose pair has changed since is skipped. The key
 # says what every merge in its list makes, so the loop reads it once per list, not once per
 # position. SentencePiece BPE needs one list per *rank* instead (`ties=True`): two different
 # pieces can share a score, and their pairs then merge left to right among themselves
 # (notebook 03). Byte-level ranks never tie, so both keys give the same ids here:
+
+# %%
+first_pairs = [make(a, b) for a, b in zip(start_ids, start_ids[1:])]
+merging = [value for value in first_pairs if value >= 0]
+print(f"{len(start_ids):,} random letters: {len(merging):,} neighbouring pairs that merge, "
+      f"{len(set(merging))} distinct merges among them")
+assert len(set(merging)) < len(merging) // 4
 
 # %% tags=["nbval-ignore-output"]
 by_merge = bpe.bpe_rank_buckets(start_ids, known, make)

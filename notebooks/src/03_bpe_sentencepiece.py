@@ -320,6 +320,8 @@ print(f"{len(group)} pieces share the score {v.scores[llama.token_to_id(group[0]
 for text in ("▁hello▁world", "▁▁indented", "▁▁▁deeper"):
     print(f"{text!r}: one list per {'score' if llama.model.scores_tie_in(text) else 'piece'}")
 assert not llama.model.scores_tie_in("▁▁indented") and llama.model.scores_tie_in("▁▁▁deeper")
+# either way, the same merges as sentencepiece's queue
+assert all(llama.model.merge_buckets(t) == llama.model.merge(t) for t in ("▁▁indented", "▁▁▁deeper" * 40))
 
 # %% [markdown]
 # SentencePiece merges across the whole text, but no Llama-2 piece has a `▁` after another
