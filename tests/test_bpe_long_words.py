@@ -306,6 +306,35 @@ def test_byte_pairs_read_from_the_table_are_what_the_memo_says():
     assert sum(value is not None for value in fresh._byte_pair_table) > 500
 
 
+def test_a_first_long_word_asks_what_each_distinct_byte_pair_makes_once():
+    """On a fresh engine the byte-pair table is empty: a long word's first pairs are each asked
+    of the pair memo once per distinct pair, not once per position (a first encode of one word
+    repeated 10,000 times cost 300,000 calls). Same for the id pairs of the bucket loops."""
+    fresh = labkit.load("gpt2", engine="labkit")
+    asked = []
+    pair = fresh._pair
+    fresh._pair = lambda a, b: asked.append((a, b)) or pair(a, b)
+    data = b"abcab" * 2000
+    made = fresh._byte_pairs_make(data)
+    assert sorted(asked) == sorted({(fresh._byte_ids[x], fresh._byte_ids[y]) for x, y in zip(data, data[1:])})
+    assert made == [pair(fresh._byte_ids[x], fresh._byte_ids[y]) for x, y in zip(data, data[1:])]
+    known, asked = {}, []
+
+    def ask(a, b):  # a memo the caller fills, as the engines' pair functions do
+        asked.append((a, b))
+        known[(a << 24) | b] = value = pair(a, b)
+        return value
+
+    start = [fresh._byte_ids[b] for b in data]
+    for loop in (bpe.bpe_rank_buckets, bpe.bpe_rank_chunks):
+        known.clear(), asked.clear()
+        assert loop(start, known, ask) == fresh._long_word_ids(data)
+        assert len(asked) == len(set(asked)) < 50  # a memo starting empty: each pair it meets asked once
+    known.clear(), asked.clear()
+    assert bpe.bpe_rank_buckets(start, known, ask, ties=True) == fresh._long_word_ids(data)
+    assert len(asked) == len(set(asked)) < 50
+
+
 def test_rank_chunks_given_the_first_pairs_equal_the_heap_on_shuffled_toy_ranks():
     """bpe_rank_chunks / bpe_rank_buckets / merge_chunk / likely_token_end with ``made`` (what
     the word's first pairs make, given by the caller) give what they give without it, and leave

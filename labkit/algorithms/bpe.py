@@ -35,7 +35,7 @@ from bisect import insort
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import lshift, or_
+from operator import is_, lshift, or_
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from labkit.algorithms.bounded import BoundedDict
@@ -247,6 +247,31 @@ def bpe_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable[[int,
     return None if sym is None else _left(sym)
 
 
+def _first_pairs_make(sym: list[int], n: int, known: dict[int, int], pair: Callable[[int, int], int],
+                      made: list[int] | None) -> list[int]:
+    """What each pair of the word's ``n`` first parts makes: the caller's ``made``, or read
+    from the memo; each distinct pair neither knows is asked once (a long word repeats them).
+
+    Example:
+        >>> asked = []
+        >>> _first_pairs_make([1, 2, 1, 2], 4, {}, lambda a, b: asked.append((a, b)) or -1, None), sorted(asked)
+        ([-1, -1, -1], [(1, 2), (2, 1)])
+    """
+    keys = None
+    if made is None:
+        keys = list(map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n]))  # in C: one pass
+        made = list(map(known.get, keys))
+    else:
+        made = list(made)  # the caller's list stays as it was
+    if None in made:
+        if keys is None:
+            keys = list(map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n]))
+        unknown = set(compress(keys, map(is_, made, repeat(None))))
+        asked = {key: pair(key >> 24, key & 0xFFFFFF) for key in unknown}
+        made = list(map(asked.get, keys, made))  # in C: an asked pair's answer, else what was known
+    return made
+
+
 def _bucket_loop(ties: bool) -> Callable:
     """The loop for ranks that may tie between different merges (SentencePiece) or not."""
     return _merge_in_rank_buckets if ties else _merge_in_value_buckets
@@ -269,16 +294,10 @@ def _merge_in_value_buckets(ids: list[int], known: dict[int, int], pair: Callabl
     own (what :func:`bpe_rank_chunks` cannot cut). ``made``: what the pairs of ``ids`` make,
     if known."""
     n = len(ids)
-    get = known.get
     # stand-ins past both ends (sym[n] after the last part, sym[n + 1] before the first): every
     # part has two neighbours, so the hot loop tests no end
     sym = [*ids, _AFTER_LAST, _BEFORE_FIRST]
-    if made is None:
-        made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n])))  # in C: one pass
-    else:
-        made = list(made)  # the caller's list stays as it was
-    if None in made:
-        made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
+    made = _first_pairs_make(sym, n, known, pair, made)
     made += (-1, -1, -1)  # the pairs last part + stand-in, and the two stand-ins'
     nxt = [*range(1, n + 1), -1, 0]
     prv = [n + 1, *range(n), -1]
@@ -404,12 +423,7 @@ def _merge_in_rank_buckets(ids: list[int], known: dict[int, int], pair: Callable
     get = known.get
     sym = list(ids)
     # made[i]: what the pair now starting at i makes, (rank << 24) | new_id, or -1 (none / merged away)
-    if made is None:
-        made = list(map(get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:])))  # in C: one pass
-    else:
-        made = list(made)  # the caller's list stays as it was
-    if None in made:
-        made = [pair(a, b) if v is None else v for v, a, b in zip(made, sym, sym[1:])]
+    made = _first_pairs_make(sym, n, known, pair, made)
     made.append(-1)
     nxt = list(range(1, n + 1))
     nxt[-1] = -1

@@ -28,17 +28,23 @@ from labkit.bench.texts import TEXTS, bench_texts
 from labkit.core import LabkitError
 
 
-def interleaved(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median CPU seconds of each call, the calls taking turns round by round.
+def interleaved(calls: dict[str, Callable[[], object] | tuple[Callable[[], object], Callable[[], object]]],
+                repeat: int) -> dict[str, float]:
+    """Median CPU seconds of each call, the calls taking turns round by round. A call given as
+    ``(setup, call)`` has ``setup()`` run untimed before each timed ``call()`` (emptying a
+    cache, loading a fresh tokenizer).
 
     Example:
-        >>> seconds = interleaved({"sum": lambda: sum(range(1000)), "none": lambda: None}, repeat=1)
+        >>> seconds = interleaved({"sum": lambda: sum(range(1000)), "none": (list, lambda: None)}, repeat=1)
         >>> sorted(seconds), all(value >= 0 for value in seconds.values())
         (['none', 'sum'], True)
     """
     times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeat):
         for name, call in calls.items():
+            if isinstance(call, tuple):
+                setup, call = call
+                setup()
             gc.collect()
             started = time.process_time()
             call()
@@ -73,25 +79,33 @@ SENTENCEPIECE = Reference("sentencepiece", "sentencepiece", lambda b, text: b.en
 COLUMNS = ["vocab", "text", "engine", "MB/s", "vs wrapper", "vs direct", "exact"]
 
 
-def measure(name: str, text_name: str, text: str, references: list[Reference], repeat: int) -> list[dict]:
+def measure(name: str, text_name: str, text: str, references: list[Reference], repeat: int,
+            first: bool = False) -> list[dict]:
     """Rows for one vocab and text: labkit cold/warm encode and decode, then each reference
     through labkit's wrapper and called directly; ratios against the first reference.
 
+    *cold* is an encode after ``clear_cache()`` (no word cached; what the tokenizer learnt of
+    pairs of ids, its pair memo, kept); with ``first`` a row *first* too: the first encode of a
+    tokenizer loaded just before (untimed), with nothing learnt at all.
+
     Example:
-        >>> rows = measure("minilm", "tiny", "Hello world", [TOKENIZERS], 1)
-        >>> [row["engine"] for row in rows][:3], rows[3]["exact"]
-        (['labkit cold encode', 'labkit warm encode', 'labkit decode'], True)
+        >>> rows = measure("minilm", "tiny", "Hello world", [TOKENIZERS], 1, first=True)
+        >>> [row["engine"] for row in rows][:4], rows[4]["exact"]
+        (['labkit first encode', 'labkit cold encode', 'labkit warm encode', 'labkit decode'], True)
     """
     tok = labkit.load(name, engine="labkit")
     ids = tok.encode(text).ids
-    calls: dict[str, Callable[[], object]] = {}
+    calls: dict = {}
     exact: dict[str, bool] = {}
+    if first:
+        fresh = {}
 
-    def cold():
-        tok.clear_cache()
-        return tok.encode(text).ids
+        def load_fresh():
+            fresh["tok"] = None  # the last one goes first: two in memory at once cost the GC
+            fresh["tok"] = labkit.load(name, engine="labkit")
 
-    calls["labkit cold encode"] = cold
+        calls["labkit first encode"] = (load_fresh, lambda: fresh["tok"].encode(text).ids)
+    calls["labkit cold encode"] = (tok.clear_cache, lambda: tok.encode(text).ids)
     calls["labkit warm encode"] = lambda: tok.encode(text).ids
     calls["labkit decode"] = lambda: tok.decode(ids)
     served = []
@@ -130,10 +144,11 @@ def measure(name: str, text_name: str, text: str, references: list[Reference], r
 
 def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference] | dict[str, list[Reference]],
                texts: tuple[str, ...] = TEXTS, make_texts: Callable[..., dict[str, str]] = bench_texts,
-               default_mb: float = 0.3) -> int:
+               default_mb: float = 0.3, first: bool = False) -> int:
     """``main`` of a comparison suite: ``--mb``, ``--repeat``, ``--vocab``, ``--text``; prints
     one table per vocab; exit status 1 if a reference's ids differ from labkit's. ``references``
-    may be a list for every vocab or ``{vocab: list}``; ``texts`` names the texts and ``make_texts(mb, names)`` makes them.
+    may be a list for every vocab or ``{vocab: list}``; ``texts`` names the texts and ``make_texts(mb, names)`` makes them;
+    ``first`` adds the row of a freshly loaded tokenizer's first encode (:func:`measure`).
 
     Example (the tables, with their timings, are not shown):
         >>> import contextlib, io
@@ -165,7 +180,7 @@ def suite_main(argv, *, suite: str, doc: str, vocabs, references: list[Reference
         rows = []
         refs = references[name] if isinstance(references, dict) else references
         for text_name in names:
-            rows.extend(measure(name, text_name, made[text_name], refs, args.repeat))
+            rows.extend(measure(name, text_name, made[text_name], refs, args.repeat, first))
         print(table(rows, COLUMNS), flush=True)
         status |= any(row.get("exact") is False for row in rows)
     return int(status)

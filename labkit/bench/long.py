@@ -5,7 +5,10 @@ Three texts of ``--mb`` MB each (random lowercase letters, random digits, one wo
 the merge loop itself is what is measured. Byte-level vocabularies are compared with tiktoken
 (then tokenizers), SentencePiece BPE ones with sentencepiece (then tokenizers); each reference
 through labkit's wrapper and called directly, CPU time, A/B interleaved, medians
-(:mod:`labkit.bench.compare`). Introduced in notebook ``02_bpe_byte_level``.
+(:mod:`labkit.bench.compare`). labkit has three rows: *first* (a tokenizer loaded just
+before, untimed: nothing learnt yet, what a user's first call costs), *cold* (the word cache
+emptied, what the tokenizer learnt of pairs of ids kept) and *warm*.
+Introduced in notebook ``02_bpe_byte_level``.
 
 From a shell: ``python -m labkit.bench long --mb 1 --vocab gpt2``
 """
@@ -27,4 +30,4 @@ def main(argv: list[str] | None = None) -> int:
     """Print one table per vocab (labkit cold/warm encode and decode, each reference through
     the wrapper and directly); exit status 1 if a reference's ids differ from labkit's."""
     return suite_main(argv, suite="long", doc=__doc__, vocabs=tuple(REFERENCES), references=REFERENCES,
-                      texts=LONG_TEXTS, make_texts=long_texts, default_mb=1.0)
+                      texts=LONG_TEXTS, make_texts=long_texts, default_mb=1.0, first=True)

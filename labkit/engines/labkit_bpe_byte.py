@@ -24,6 +24,8 @@ from __future__ import annotations
 import sys
 import unicodedata
 from array import array
+from itertools import compress, repeat
+from operator import is_
 
 from labkit.algorithms.bpe import (
     FIRST_LOOP_ID,
@@ -250,16 +252,20 @@ class ByteLevelBPE(LabkitTokenizer):
         if table is None:
             table = self._byte_pair_table = [None] * 65536
         n = len(data)
-        made: list[int | None] = [None] * (n - 1)
         # in C: the bytes read two at a time as 16-bit numbers (the machine's byte order, which
         # indexes the table), the pairs starting at even positions, then those at odd ones
-        made[0::2] = map(table.__getitem__, array("H", data[: n & ~1]))
-        made[1::2] = map(table.__getitem__, array("H", data[1 : 1 + ((n - 1) & ~1)]))
-        if None in made:  # pairs not seen before: ask the memo once, then the table knows them
+        evens, odds = array("H", data[: n & ~1]), array("H", data[1 : 1 + ((n - 1) & ~1)])
+        made: list[int | None] = [None] * (n - 1)
+        made[0::2] = map(table.__getitem__, evens)
+        made[1::2] = map(table.__getitem__, odds)
+        if None in made:  # pairs not seen before: each distinct one asked once, then all read again
+            keys: list[int] = [0] * (n - 1)
+            keys[0::2], keys[1::2] = evens, odds
             byte_ids = self._byte_ids
-            for i in [i for i, value in enumerate(made) if value is None]:
-                index = int.from_bytes(data[i : i + 2], sys.byteorder)
-                made[i] = table[index] = self._pair(byte_ids[data[i]], byte_ids[data[i + 1]])
+            for key in set(compress(keys, map(is_, made, repeat(None)))):
+                first, second = key.to_bytes(2, sys.byteorder)
+                table[key] = self._pair(byte_ids[first], byte_ids[second])
+            made = list(map(table.__getitem__, keys))
         return made
 
     def _as_llama_cpp(self, vocab: VocabData, added_ids: set[int], unspelled: list[int]) -> list[bytes]:
