@@ -31,7 +31,7 @@ def test_spm_bpe_long_chunks_match_sentencepiece(name, tokenizer):
 @pytest.mark.parametrize("name", ["llama-spm", "botchan-bpe"])
 def test_spm_bpe_cut_changes_no_offsets(name):
     cut, whole = labkit.load(name, engine="labkit"), labkit.load(name, engine="labkit")
-    whole.model._joinable, whole.model._isolated_re = None, None  # merge every chunk whole
+    whole.model._joinable, whole.model._isolated_class = None, None  # merge every chunk whole
     assert whole.model.cut("abc") == ["abc"] and whole.model.isolated_runs("123") == ["123"]
     for text in _texts(2, 15, 1200):
         a, b = cut.encode(text), whole.encode(text)

@@ -31,11 +31,9 @@ from __future__ import annotations
 import heapq
 import re
 import struct
-from itertools import repeat
-from operator import add
 from typing import Sequence
 
-from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS, unjoinable_cuts
+from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS, rescan, unjoinable_cuts
 from labkit.core import LabkitError
 
 
@@ -193,24 +191,8 @@ class LlamaSpm:
         return out
 
     def _rescan(self, text: str) -> list[str]:
-        """:meth:`_merged`'s symbols for a short text, with no queue: join the best pair (highest
-        score, the leftmost on a tie), look up again only the two pairs beside it, repeat."""
-        symbols = list(text)
-        place, nothing = self._places.get, self._no_place
-        places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))  # in C: one pass
-        while places:
-            best_place = min(places)
-            if best_place == nothing:
-                break
-            best = places.index(best_place)  # the first of the best: the leftmost
-            merged = symbols[best] + symbols.pop(best + 1)
-            symbols[best] = merged
-            del places[best]  # the pair just joined
-            if best < len(places):  # the pair to its right, now starting with the joined symbol
-                places[best] = place(merged + symbols[best + 1], nothing)
-            if best:  # the pair to its left
-                places[best - 1] = place(symbols[best - 1] + merged, nothing)
-        return symbols
+        """:meth:`_merged`'s symbols for a short text, with no queue (:func:`~labkit.algorithms.spm_bpe.rescan`)."""
+        return rescan(text, self._places.get, self._no_place)
 
     def _merged(self, text: str) -> list[str]:
         """The symbols left when no two neighbours join into a token (llama.cpp's work queue)."""

@@ -36,7 +36,7 @@ import heapq
 import re
 from itertools import compress, count, repeat
 from operator import add, not_
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
 from labkit.algorithms.bpe import FIRST_LOOP_ID, bpe_rank_chunks
@@ -66,6 +66,33 @@ def unjoinable_cuts(text: str, joinable) -> list[int]:
         [2, 3]
     """
     return list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))  # in C: one pass
+
+
+def rescan(text: str, place: Callable[[str, int], int], nothing: int) -> list[str]:
+    """The score-BPE loop on a short text, with nothing else to mind (:meth:`SpmBpeModel.merge_naive`
+    without its trace, frozen symbols and unused pieces): join the best pair (the lowest place,
+    the leftmost on a tie), look up again only the two pairs beside it, repeat. ``place(pair,
+    nothing)`` is a joined pair's place among the distinct scores, ``nothing`` if it is no piece.
+
+    Example:
+        >>> rescan("abc", {"ab": 1, "bc": 0}.get, 2)
+        ['a', 'bc']
+    """
+    symbols = list(text)
+    places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))  # in C: one pass
+    while places:
+        best_place = min(places)
+        if best_place == nothing:
+            break
+        best = places.index(best_place)  # the first of the best: the leftmost
+        merged = symbols[best] + symbols.pop(best + 1)
+        symbols[best] = merged
+        del places[best]  # the pair just joined
+        if best < len(places):  # the pair to its right, now starting with the joined symbol
+            places[best] = place(merged + symbols[best + 1], nothing)
+        if best:  # the pair to its left
+            places[best - 1] = place(symbols[best - 1] + merged, nothing)
+    return symbols
 
 
 # what pairs of piece ids make, memoised for merge_buckets: at most about this many entries
@@ -162,8 +189,12 @@ class SpmBpeModel:
         # is one token per character, looked up without merging (see isolated_runs)
         joined_chars = set("".join(self._joinable or ()))
         isolated = sorted(p for p in mergeable if len(p) == 1 and p not in joined_chars)
-        self._isolated_re = re.compile("([" + "".join(map(re.escape, isolated)) + "]+)") \
+        self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" \
             if isolated and self._joinable is not None else None
+        self._isolated_res: dict[int, re.Pattern] = {}
+        # a character that is no piece (an unknown one): cut() keeps two of them together
+        known_chars = sorted(p for p in self.symbol_to_id if len(p) == 1)
+        self._unknown_char_re = re.compile("[^" + "".join(map(re.escape, known_chars)) + "]" if known_chars else "(?s:.)")
 
     @classmethod
     def from_vocab(cls, vocab) -> "SpmBpeModel":
@@ -229,22 +260,29 @@ class SpmBpeModel:
         if joinable is None or len(text) < 2:
             return [text]
         cuts = unjoinable_cuts(text, joinable)
-        if not self.byte_fallback and cuts:
+        if not self.byte_fallback and cuts and self._unknown_char_re.search(text):
             known = self.symbol_to_id
             cuts = [i for i in cuts if text[i - 1] in known or text[i] in known]
         if not cuts:
             return [text]
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
 
-    def isolated_runs(self, text: str) -> list[str]:
-        """``text`` split around runs of isolated characters (pieces found in no longer piece):
-        odd items are such runs, each character its own token; even items the text between.
+    def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:
+        """``text`` split around runs (of at least ``shortest``) of isolated characters (pieces
+        found in no longer piece): odd items are such runs, each character its own token; even
+        items the text between.
         Example:
             >>> import labkit
-            >>> labkit.load("llama-spm", engine="labkit").model.isolated_runs("▁ab2024cd")
-            ['▁ab', '2024', 'cd']
+            >>> model = labkit.load("llama-spm", engine="labkit").model
+            >>> model.isolated_runs("▁ab2024cd"), model.isolated_runs("▁ab2024cd", shortest=5)
+            (['▁ab', '2024', 'cd'], ['▁ab2024cd'])
         """
-        return [text] if self._isolated_re is None else self._isolated_re.split(text)
+        if self._isolated_class is None:
+            return [text]
+        pattern = self._isolated_res.get(shortest)
+        if pattern is None:
+            pattern = self._isolated_res[shortest] = re.compile(f"({self._isolated_class}{{{shortest},}})")
+        return pattern.split(text)
 
     # -- step 2a: the textbook loop ---------------------------------------------
     def merge_naive(self, text: str, trace: list | None = None) -> list[str]:
@@ -509,8 +547,14 @@ class SpmBpeModel:
         """
         # a short text merges fastest by rescanning (no queues to build); a long one by buckets
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused  # (unused halves: kept as the queue sees them)
-        merge = self.merge_naive if short else self.merge_buckets
-        return self.pieces_to_ids(merge(text))
+        return self.pieces_to_ids(self._rescanned(text) if short else self.merge_buckets(text))
+
+    def _rescanned(self, text: str) -> list[str]:
+        """A short text's symbols by rescanning: :func:`rescan`, or :meth:`merge_naive` where
+        user-defined pieces are cut out first."""
+        if self._user_by_first:
+            return self.merge_naive(text)
+        return rescan(text, self._score_rank.get, len(self._score_rank) + 1)
 
     def encode_ids(self, text: str) -> list[int]:
         """Normalised text -> ids, as :meth:`encode` gives them, without building spans: each
@@ -522,7 +566,7 @@ class SpmBpeModel:
             [15043, 3186]
         """
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused
-        symbols = self.merge_naive(text) if short else self.merge_buckets(text)
+        symbols = self._rescanned(text) if short else self.merge_buckets(text)
         ids = list(map(self.symbol_to_id.get, symbols))  # in C: one pass
         if None in ids or self.unk_id in ids:  # unknowns fuse or fall back to bytes: the general loop
             return [index for index, _, _ in self.pieces_to_ids(symbols)]

@@ -28,14 +28,11 @@ from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
 from labkit.core import MODEL_SPM_BPE, TOKEN_BYTE, LabkitError, VocabData
 from labkit.engines.base import SegmentContext
-from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
+from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, ISOLATED_RUN_CHARS, SpmBpeTokenizer
 from labkit.engines.labkit_spm_bpe import build as spm_bpe_build
 
 # words no token can join: a run of '▁' and what follows it up to the next '▁'
 _WORDS = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
-# the shortest run of characters no merge joins (llama's digits, most CJK) that a long word's
-# paths take as a run: 16 measured fastest on the bench texts (Chinese, mixed), digits unaffected
-ISOLATED_RUN_CHARS = 16
 
 
 class LlamaSpmTokenizer(SpmBpeTokenizer):

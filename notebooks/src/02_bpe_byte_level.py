@@ -345,6 +345,29 @@ long_table["chunks / tiktoken"] = long_table["chunks"] / long_table["tiktoken"]
 long_table.round(3)
 
 # %% [markdown]
+# Both runs above are warm in one more way: `known` already held every pair they met. The
+# engine keeps such a memo too (what each pair of ids makes, and a table of the 65,536 byte
+# pairs), and a tokenizer loaded a moment ago has learnt nothing yet. Its first long word
+# asks the rank table about each *distinct* pair it meets, once; every later word, and every
+# `clear_cache()` (which empties the word caches only), reads the memo. So
+# `python -m labkit.bench long` reports three rows: *first* (a tokenizer loaded just before),
+# *cold* (word caches emptied) and *warm*. Counting the questions of a first encode:
+
+# %% tags=["nbval-ignore-output"]
+fresh = labkit.load("gpt2", engine="labkit")
+asked = []
+ask_rank_table = fresh._pair
+fresh._pair = lambda a, b: asked.append((a, b)) or ask_rank_table(a, b)
+text = long_texts(0.1)["letters"]
+first_s = _cpu(lambda: fresh.encode(text))
+questions = len(asked)
+fresh.clear_cache()
+cold_s = _cpu(lambda: fresh.encode(text))
+print(f"{len(text):,} letters: first encode {first_s * 1e3:.0f} ms ({questions:,} questions to the rank table), "
+      f"after clear_cache {cold_s * 1e3:.0f} ms ({len(asked) - questions} more)")
+assert len(asked) == len(set(asked)) == questions  # each pair asked once, and never again
+
+# %% [markdown]
 # ## 6. Training a tiny BPE
 #
 # Training is the other direction: count adjacent pairs inside pre-tokens (weighted by how
