@@ -31,6 +31,8 @@ LABKIT_ENGINES = {
     "spm_bpe": "labkit.engines.labkit_llama_spm:build",  # a GGUF as llama.cpp, a .model as sentencepiece
     "wordpiece": "labkit.engines.labkit_llama_wpm:build",  # a GGUF as llama.cpp, other files as tokenizers
     "unigram": "labkit.engines.labkit_unigram:build",
+    "spm_char": "labkit.engines.labkit_spm_pieces:build",  # a .model as sentencepiece
+    "spm_word": "labkit.engines.labkit_spm_pieces:build",
     "rwkv": "labkit.engines.labkit_llama_rwkv:build",  # a GGUF as llama.cpp runs it
     "plamo2": "labkit.engines.labkit_llama_plamo2:build",  # a GGUF as llama.cpp runs it
 }

@@ -29,10 +29,10 @@ def test_labkit_sentencepiece_and_default_engines_are_exact_or_refuse(name, fold
             assert f"spm_{name}" in cell.message  # names the model type it cannot serve
         else:
             assert cell.strings > 150 and cell.comparisons == 8 * cell.strings
-    # sentencepiece serves every configuration it trained, char and word models included
+    # sentencepiece serves every configuration it trained, and labkit too, char and word models included
     assert cells["sentencepiece"].status == "exact"
     assert cells["default"].status == "exact"
-    assert cells["labkit"].status == ("refused" if name in ("char", "word") else "exact")
+    assert cells["labkit"].status == "exact"
 
 
 # engine="hf" refuses every .model: tokenizers' conversion differs from sentencepiece on every
@@ -101,16 +101,15 @@ def test_issue_19_reproductions_user_defined_and_control_symbols(folder):
 
 
 @pytest.mark.parametrize("kind", ["char", "word"])
-def test_char_and_word_models_are_served_by_sentencepiece(kind, folder):
+def test_char_and_word_models_are_served_by_labkit_as_sentencepiece_serves_them(kind, folder):
     path = train_model(kind, folder)
-    tok = labkit.load(path)  # the default engine falls back to sentencepiece
-    assert tok.engine == "sentencepiece"
+    tok = labkit.load(path)  # labkit's own engine by default now (it used to fall back to sentencepiece)
+    assert tok.engine == "labkit" and type(tok).__name__ == "SpmPiecesTokenizer"
     ref = SentencePieceReference(path)
-    for text in ["Hello  world", "a<sep>b", " 語 x ", "e\u0301 ﬁ"]:
+    for text in ["Hello  world", "a<sep>b", " 語 x ", "e\u0301 ﬁ", "語語 xyzzy qqq 語", ""]:
         enc = tok.encode(text)
-        assert (enc.ids, enc.tokens, enc.offsets) == ref.encode(text, False)
-    with pytest.raises(labkit.LabkitError, match=f"spm_{kind}"):
-        labkit.load(path, engine="labkit")
+        assert (enc.ids, enc.tokens, enc.offsets) == ref.encode(text, False), text
+        assert tok.decode(enc.ids) == ref.decode(enc.ids, False), text
 
 
 def test_offsets_of_the_dummy_prefix_and_byte_pieces_follow_sentencepiece(folder):

@@ -498,10 +498,11 @@ class SpmBpeModel:
         self._resegment(right, halves, out)
 
     # -- step 3: pieces -> ids ----------------------------------------------------
-    def pieces_to_ids(self, symbols: Iterable[str]) -> list[tuple[int, int, int]]:
+    def pieces_to_ids(self, symbols: Iterable[str], lookup: dict[str, int] | None = None) -> list[tuple[int, int, int]]:
         """Look up merged symbols: (id, start, end) with char offsets into the normalised
         text. Unknown symbols become ``<0xNN>`` ids with byte fallback (each spanning its
         character), else ``<unk>``, and a run of unknowns fuses into one ``<unk>``.
+        ``lookup`` (default :attr:`symbol_to_id`) is what a symbol is looked up in.
 
         Example:
             >>> import labkit
@@ -510,7 +511,7 @@ class SpmBpeModel:
             >>> model.pieces_to_ids(['▁', '🦙'])
             [(29871, 0, 1), (243, 1, 2), (162, 1, 2), (169, 1, 2), (156, 1, 2)]
         """
-        lookup = self.symbol_to_id
+        lookup = self.symbol_to_id if lookup is None else lookup
         unk = self.unk_id
         out: list[tuple[int, int, int]] = []
         pos = 0

@@ -183,7 +183,7 @@ def build(vocab: VocabData) -> SentencePieceTokenizer:
 
     Introduced in notebook ``00_tour``.
     """
-    # word and char models exist only as .model files; sentencepiece itself serves them
+    # word and char models exist only as .model files (labkit serves them too: labkit_spm_pieces)
     servable = vocab.model in (MODEL_SPM_BPE, MODEL_UNIGRAM) or (
         vocab.model in (MODEL_SPM_WORD, MODEL_SPM_CHAR) and vocab.format == "spm_model")
     if not servable or vocab.format not in ("spm_model", "gguf"):

@@ -20,6 +20,7 @@ print(labkit.__version__)
 #    priority queue sentencepiece uses.
 # 5. Check labkit against `sentencepiece` and `tokenizers` on every shipped vector.
 # 6. Run Gemma 4's rank BPE over characters, and say what llama.cpp does differently for it.
+# 7. Cut text as SentencePiece's char and word models do, and say when a symbol is unknown.
 
 # %% [markdown]
 # ## 1. Scores, not ranks
@@ -486,6 +487,58 @@ for label in ("cold", "warm"):
     print(f"{label}: {len(quarter.encode()) / 1e6 / (time.process_time() - started):.2f} MB/s")
 
 # %% [markdown]
+# ## 9. The char and word models: no merges at all
+#
+# sentencepiece trains two more model types, `char` and `word`, and a `.model` file may hold
+# either. Their model step only cuts and looks up. The char model cuts the normalised text
+# into characters (a user-defined piece stays whole); the word model cuts it into words, a
+# new word at the text's start and at every `▁`. A symbol is then its piece if it spells a
+# normal or user-defined one, as for BPE. Anything else is unknown: a spelling no piece has,
+# and also an unused or control piece's spelling (measured against sentencepiece 0.2.3).
+# Unknown symbols side by side fuse into one `<unk>`, across words too, or become byte pieces
+# with byte fallback. The word cut, on the page, as sentencepiece's `SplitIntoWords` does it:
+
+# %%
+import sentencepiece
+
+from labkit.algorithms import spm_pieces
+from labkit.conformance.spm_matrix import train_model
+
+
+def split_into_words(text):
+    out = []
+    for ch in text:
+        if not out or ch == "▁":  # a word starts at the text's start and at every '▁'
+            out.append("")
+        out[-1] += ch
+    return out
+
+
+rng = random.Random(3)
+samples = ["".join(rng.choice("ab▁") for _ in range(rng.randint(0, 12))) for _ in range(2000)]
+assert all(split_into_words(t) == spm_pieces.words(t) for t in samples)
+print(split_into_words("▁the▁▁cat▁"))
+
+# %% [markdown]
+# Both models trained on botchan, labkit next to sentencepiece. The word model knows only
+# whole words it saw often enough, so a rare word is `<unk>`, and two rare words in a row
+# are *one* `<unk>`:
+
+# %%
+pieces_folder = Path(tempfile.mkdtemp())
+for kind in ("char", "word"):
+    path = train_model(kind, pieces_folder)
+    ours, theirs = labkit.load(path, engine="labkit"), sentencepiece.SentencePieceProcessor(model_file=str(path))
+    text = "The xyzzy frobnicator said hello."
+    print(f"{kind:5} labkit: {ours.encode(text).tokens}")
+    print(f"{kind:5} sentencepiece ids equal: {ours.encode(text).ids == theirs.encode(text)}")
+    botchan_lines = corpus_lines()[:300]
+    assert all(ours.encode(line).ids == theirs.encode(line) for line in botchan_lines)
+    assert type(ours).__name__ == "SpmPiecesTokenizer"
+word_model = labkit.load(pieces_folder / "word.model", engine="labkit")
+assert word_model.encode("xyzzy frobnicator").tokens == ["<unk>"]  # two unknown words, one <unk>
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint. Worked answers: `notebooks/solutions/03_bpe_sentencepiece.ipynb`.
@@ -542,6 +595,9 @@ check_rank_bpe_chars([("a", "b"), ("b", "c"), ("ab", "c")], "abcbc", answer_4)
 #   words free.
 # * Gemma 4's GGUFs keep SentencePiece's spelling but merge by rank over characters, lines
 #   whole: llama.cpp's `byte_encode`-off BPE, which labkit's UTF-8 engine follows exactly.
+# * SentencePiece's char and word models merge nothing: they cut (characters, or words at
+#   each `▁`) and look up; unused and control spellings are unknown, and neighbouring unknowns
+#   fuse into one `<unk>`, across words too.
 # * The two references disagree on some rare Unicode. `tokenizers` applies the charsmap
 #   per grapheme cluster and strips only one leading space when decoding; no pipeline
 #   can change either. labkit follows sentencepiece, which defines a `.model` file.
