@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from labkit.algorithms.spm_bpe import SPACE
@@ -44,6 +45,12 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(text)
 
 
+@lru_cache(maxsize=16)
+def _user_pattern(user_defined: tuple[str, ...]) -> re.Pattern:
+    """The user-defined pieces as one pattern, the longest first."""
+    return re.compile("|".join(map(re.escape, sorted(user_defined, key=len, reverse=True))))
+
+
 def characters(text: str, user_defined: Sequence[str] = ()) -> list[str]:
     """Normalised text cut as the char model cuts it: one symbol per character, but a
     user-defined piece that starts at a character (the longest one) stays whole.
@@ -57,7 +64,7 @@ def characters(text: str, user_defined: Sequence[str] = ()) -> list[str]:
     out: list[str] = []
     cursor = 0
     # leftmost match, the longest first among those starting there: the prefix matcher's rule
-    for match in re.finditer("|".join(map(re.escape, sorted(user_defined, key=len, reverse=True))), text):
+    for match in _user_pattern(tuple(user_defined)).finditer(text):
         out += text[cursor:match.start()]
         out.append(match.group())
         cursor = match.end()
