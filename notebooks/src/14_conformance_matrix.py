@@ -225,8 +225,9 @@ assert mine.engine == "labkit" and mine.encode(" x").tokens == reference.encode(
 # The same runner holds a `.model` against `sentencepiece` called directly, for 26
 # trainer configurations (`tests/test_conformance_spm_matrix.py`: model types, byte
 # fallback, digit and whitespace splitting, user-defined and control symbols, the
-# normaliser flags and rules). `labkit`, `sentencepiece` and `engine=None` are exact or
-# refused on all of them. The `hf` engine **refuses every `.model`**: it would be `tokenizers`
+# normaliser flags and rules). `labkit`, `sentencepiece` and `engine=None` are exact on all
+# of them, SentencePiece's char and word models included (labkit refused those two until it
+# learnt them: notebook 03 §9). The `hf` engine **refuses every `.model`**: it would be `tokenizers`
 # running a pipeline labkit converts the file into, and on every one of the 26
 # configurations that pipeline reads something differently from `sentencepiece` (its
 # `Precompiled` normaliser works per grapheme cluster; `<unk>` decodes as its spelling, not
@@ -240,7 +241,8 @@ from labkit.conformance.spm_matrix import spm_cases, train_model
 
 spm_rows = {}
 for case in spm_cases():
-    if case.name in ("spm/unigram", "spm/bpe", "spm/bpe+byte_fallback", "spm/unigram+user_defined"):
+    if case.name in ("spm/unigram", "spm/bpe", "spm/bpe+byte_fallback", "spm/unigram+user_defined", "spm/char",
+                     "spm/word"):
         cells = run_case(case, workdir / "spm", engines=("labkit", "sentencepiece", "default", "hf"), botchan=4)
         spm_rows[case.name] = {cell.engine: f"{cell.status} ({cell.strings})" if cell.status == "exact" else cell.status
                                for cell in cells}
