@@ -252,6 +252,28 @@ assert vs_direct("gpt2", "mixed") < 1 / 3  # pure Python merging every new word:
 # was filled by. `python -m labkit.bench bpe` (and `spm`, `wordpiece`) print the full
 # tables; the README quotes the direct ratios.
 
+# %% [markdown]
+# ### First, cold, warm
+#
+# *Cold* empties the word cache only. A tokenizer also learns, as it goes, what each pair of
+# ids makes (the memo of notebook 02 §5), and `clear_cache()` keeps that. On text without
+# spaces, where one long word is merged pair by pair, the very *first* encode of a freshly
+# loaded tokenizer pays to learn it. `python -m labkit.bench long` reports all three rows;
+# here 50 KB of random letters, gpt2 against tiktoken's own call:
+
+# %% tags=["nbval-ignore-output"]
+from labkit.bench.texts import long_texts
+
+letters = long_texts(0.05, names=("letters",))["letters"]
+long_rows = compare.measure("gpt2", "letters", letters, [compare.TIKTOKEN], repeat=3, first=True)
+long_table = pd.DataFrame(long_rows).set_index("engine")
+long_table.loc[["labkit first encode", "labkit cold encode", "labkit warm encode", "tiktoken direct encode"],
+               ["MB/s", "vs direct"]].round(3)
+
+# %%
+assert all(row["exact"] for row in long_rows if "exact" in row)
+assert [row["engine"] for row in long_rows][:3] == ["labkit first encode", "labkit cold encode", "labkit warm encode"]
+
 
 # %% [markdown]
 # ## 3. Cost versus input size
