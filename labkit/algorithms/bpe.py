@@ -257,15 +257,12 @@ def _first_pairs_make(sym: list[int], n: int, known: dict[int, int], pair: Calla
         >>> _first_pairs_make([1, 2, 1, 2], 4, {}, lambda a, b: asked.append((a, b)) or -1, None), sorted(asked)
         ([-1, -1, -1], [(1, 2), (2, 1)])
     """
-    keys = None
     if made is None:
-        keys = list(map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n]))  # in C: one pass
-        made = list(map(known.get, keys))
+        made = list(map(known.get, map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n])))  # in C: one pass
     else:
         made = list(made)  # the caller's list stays as it was
     if None in made:
-        if keys is None:
-            keys = list(map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n]))
+        keys = list(map(or_, map(lshift, sym, repeat(24, n - 1)), sym[1:n]))
         unknown = set(compress(keys, map(is_, made, repeat(None))))
         asked = {key: pair(key >> 24, key & 0xFFFFFF) for key in unknown}
         made = list(map(asked.get, keys, made))  # in C: an asked pair's answer, else what was known

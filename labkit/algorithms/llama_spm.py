@@ -33,7 +33,7 @@ import re
 import struct
 from typing import Sequence
 
-from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS, rescan, unjoinable_cuts
+from labkit.algorithms.spm_bpe import SHORT_TEXT_CHARS, rescan, runs_of, unjoinable_cuts
 from labkit.core import LabkitError
 
 
@@ -73,7 +73,6 @@ class LlamaSpm:
         # token spells): it is always its own token, or its bytes' tokens
         joined_chars = sorted(set("".join(self._joinable)))
         self._lone_class = "[^" + "".join(map(re.escape, joined_chars)) + "]" if joined_chars else "(?s:.)"
-        self._lone_res: dict[int, re.Pattern] = {}
         # for the rescan of a short text: each token's place among the distinct scores, 0 the best
         # (None with a NaN score, which orders nothing: the heap then, as llama.cpp runs it)
         self._places: dict[str, int] | None = None
@@ -166,10 +165,7 @@ class LlamaSpm:
             >>> spm.isolated_runs("ab12ba1"), spm.isolated_runs("ab12ba1", shortest=2)
             (['ab', '12', 'ba', '1', ''], ['ab', '12', 'ba1'])
         """
-        pattern = self._lone_res.get(shortest)
-        if pattern is None:
-            pattern = self._lone_res[shortest] = re.compile(f"({self._lone_class}{{{shortest},}})")
-        return pattern.split(text)
+        return runs_of(self._lone_class, shortest).split(text)
 
     def encode_spans(self, text: str) -> list[tuple[int, int, int]]:
         """(id, start, end) per token, character offsets into ``text`` (a byte token spans its character).

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from functools import lru_cache
 from itertools import compress, count, repeat
 from operator import add, not_
 from typing import Callable, Iterable, Sequence
@@ -54,6 +55,18 @@ SPACE = "\u2581"  # '▁', sentencepiece's visible space
 MERGEABLE_TYPES = frozenset({TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED})
 # up to this many characters, encode_spans merges with the rescanning loop (measured faster)
 SHORT_TEXT_CHARS = 64
+
+
+@lru_cache(maxsize=64)
+def runs_of(char_class: str, shortest: int) -> re.Pattern:
+    """A pattern that ``split`` cuts around runs of at least ``shortest`` characters of
+    ``char_class`` (a regex class), keeping the runs: compiled once per class and length.
+
+    Example:
+        >>> runs_of("[0-9]", 2).split("a1b22c")
+        ['a1b', '22', 'c']
+    """
+    return re.compile(f"({char_class}{{{shortest},}})")
 
 
 def unjoinable_cuts(text: str, joinable) -> list[int]:
@@ -191,7 +204,6 @@ class SpmBpeModel:
         isolated = sorted(p for p in mergeable if len(p) == 1 and p not in joined_chars)
         self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" \
             if isolated and self._joinable is not None else None
-        self._isolated_res: dict[int, re.Pattern] = {}
         # a character that is no piece (an unknown one): cut() keeps two of them together
         known_chars = sorted(p for p in self.symbol_to_id if len(p) == 1)
         self._unknown_char_re = re.compile("[^" + "".join(map(re.escape, known_chars)) + "]" if known_chars else "(?s:.)")
@@ -279,10 +291,7 @@ class SpmBpeModel:
         """
         if self._isolated_class is None:
             return [text]
-        pattern = self._isolated_res.get(shortest)
-        if pattern is None:
-            pattern = self._isolated_res[shortest] = re.compile(f"({self._isolated_class}{{{shortest},}})")
-        return pattern.split(text)
+        return runs_of(self._isolated_class, shortest).split(text)
 
     # -- step 2a: the textbook loop ---------------------------------------------
     def merge_naive(self, text: str, trace: list | None = None) -> list[str]:
@@ -498,11 +507,10 @@ class SpmBpeModel:
         self._resegment(right, halves, out)
 
     # -- step 3: pieces -> ids ----------------------------------------------------
-    def pieces_to_ids(self, symbols: Iterable[str], lookup: dict[str, int] | None = None) -> list[tuple[int, int, int]]:
+    def pieces_to_ids(self, symbols: Iterable[str]) -> list[tuple[int, int, int]]:
         """Look up merged symbols: (id, start, end) with char offsets into the normalised
         text. Unknown symbols become ``<0xNN>`` ids with byte fallback (each spanning its
         character), else ``<unk>``, and a run of unknowns fuses into one ``<unk>``.
-        ``lookup`` (default :attr:`symbol_to_id`) is what a symbol is looked up in.
 
         Example:
             >>> import labkit
@@ -511,7 +519,7 @@ class SpmBpeModel:
             >>> model.pieces_to_ids(['▁', '🦙'])
             [(29871, 0, 1), (243, 1, 2), (162, 1, 2), (169, 1, 2), (156, 1, 2)]
         """
-        lookup = self.symbol_to_id if lookup is None else lookup
+        lookup = self.symbol_to_id
         unk = self.unk_id
         out: list[tuple[int, int, int]] = []
         pos = 0
@@ -567,7 +575,17 @@ class SpmBpeModel:
             [15043, 3186]
         """
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused
-        symbols = self._rescanned(text) if short else self.merge_buckets(text)
+        return self.symbols_to_ids(self._rescanned(text) if short else self.merge_buckets(text))
+
+    def symbols_to_ids(self, symbols: list[str]) -> list[int]:
+        """:meth:`pieces_to_ids` without the spans: every symbol looked up in one pass, the
+        general loop only where one is unknown (they fuse, or fall back to bytes).
+
+        Example (llama-spm):
+            >>> import labkit
+            >>> labkit.load("llama-spm", engine="labkit").model.symbols_to_ids(["▁Hello", "▁world"])
+            [15043, 3186]
+        """
         ids = list(map(self.symbol_to_id.get, symbols))  # in C: one pass
         if None in ids or self.unk_id in ids:  # unknowns fuse or fall back to bytes: the general loop
             return [index for index, _, _ in self.pieces_to_ids(symbols)]

@@ -21,8 +21,7 @@ Example:
 from __future__ import annotations
 
 import re
-from itertools import chain, compress, repeat
-from operator import is_
+from itertools import chain
 
 from labkit.algorithms.bounded import BoundedDict
 from labkit.algorithms.llama_spm import SPACE, LlamaSpm, detokenize, loops_agree
@@ -143,17 +142,6 @@ class LlamaSpmTokenizer(SpmBpeTokenizer):
             elif part:
                 out += chain.from_iterable(self._all_ids(self.llama.cut(part), self._merged_ids))
         return out
-
-    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
-        """The ids of each piece: the cached ones found in one pass (in C), each other distinct
-        piece made once by ``ids_of`` and cached if short enough."""
-        found = list(map(self._ids_cache.get, pieces))
-        if not all(found):  # a piece not cached (the ids of a piece are never empty)
-            missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
-            made = {piece: ids_of(piece) for piece in missing}
-            self._ids_cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
-            found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
-        return found
 
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
         # ids only (what encode() gives when offsets are not read): no spans, no alignment

@@ -215,17 +215,17 @@ class SpmBpeTokenizer(LabkitTokenizer):
             if index % 2:
                 out += map(lookup, part)
             elif part:
-                out += chain.from_iterable(self._pieces_ids(self.model.cut(part)))
+                out += chain.from_iterable(self._all_ids(self.model.cut(part), self.model.encode_ids))
         return out
 
-    def _pieces_ids(self, pieces: list[str]) -> list[list[int]]:
+    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
         """The ids of each piece: the cached ones found in one pass (in C), each other distinct
-        piece merged once and cached if short enough."""
+        piece made once by ``ids_of`` and cached if short enough."""
         cache = self._ids_cache
         found = list(map(cache.get, pieces))
-        if None in found:
-            encode = self.model.encode_ids
-            made = {piece: encode(piece) for piece in dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))}
+        if None in found:  # a piece not cached (the ids of a piece are never empty)
+            missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
+            made = {piece: ids_of(piece) for piece in missing}
             cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
             found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
         return found

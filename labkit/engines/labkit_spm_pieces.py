@@ -38,27 +38,28 @@ class SpmPiecesTokenizer(SpmBpeTokenizer):
     def __init__(self, vocab: VocabData):
         super().__init__(vocab)
         self.kind = "word" if vocab.model == MODEL_SPM_WORD else "char"
-        # a symbol is looked up among the normal and user-defined pieces only, as BPE's symbols
-        # are: a reserved spelling is not found, an unused one is unknown (measured, 0.2.3)
-        self._lookup = self.model.symbol_to_id
 
-    def _spans(self, normalized: str) -> list[tuple[int, int, int]]:
-        """(id, start, end) per piece of a normalised stretch, offsets into it."""
-        symbols = words(normalized) if self.kind == "word" else characters(normalized, self.model.user_defined)
-        return self.model.pieces_to_ids(symbols, self._lookup)
+    def _symbols(self, normalized: str) -> list[str]:
+        """A normalised stretch cut as the model cuts it: words, or characters."""
+        return words(normalized) if self.kind == "word" else characters(normalized, self.model.user_defined)
 
     def _normalized(self, text: str, context: SegmentContext, *, aligned: bool):
         # the dummy prefix belongs to the text start and to text right after an added token
         normalizer = self.normalizer if context.at_text_start or context.after_added else self._plain_normalizer
         return normalizer.normalize_with_alignment(text) if aligned else normalizer.normalize(text)
 
+    # symbols are looked up as BPE's leftover symbols are (SpmBpeModel.symbol_to_id: normal and
+    # user-defined pieces only; measured against sentencepiece 0.2.3)
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
         normalized, align = self._normalized(text, context, aligned=True)
-        return sentencepiece_offsets(self._spans(normalized), align) if normalized else []
+        if not normalized:
+            return []
+        return sentencepiece_offsets(self.model.pieces_to_ids(self._symbols(normalized)), align)
 
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
+        # ids only (no span per token): a 1 MB text costs a list of ids, not of tuples
         normalized = self._normalized(text, context, aligned=False) if text else ""
-        return [token for token, _, _ in self._spans(normalized)] if normalized else []
+        return self.model.symbols_to_ids(self._symbols(normalized)) if normalized else []
 
 
 def build(vocab: VocabData) -> SpmPiecesTokenizer:

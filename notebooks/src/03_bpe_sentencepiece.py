@@ -539,6 +539,24 @@ word_model = labkit.load(pieces_folder / "word.model", engine="labkit")
 assert word_model.encode("xyzzy frobnicator").tokens == ["<unk>"]  # two unknown words, one <unk>
 
 # %% [markdown]
+# And the lookup rule: the char model with `q` turned into an UNUSED piece and `z` into a
+# CONTROL one (a user's edited file). Both spellings are unknown now, and side by side they
+# are one `<unk>`, in labkit as in sentencepiece:
+
+# %%
+from labkit.conformance.random_spm import set_piece_types
+
+char_path = pieces_folder / "char.model"
+edited_path = pieces_folder / "char-edited.model"
+edited_path.write_bytes(set_piece_types(char_path.read_bytes(), {"q": 5, "z": 3}))  # 5 UNUSED, 3 CONTROL
+edited = labkit.load(edited_path, engine="labkit")
+edited_reference = sentencepiece.SentencePieceProcessor(model_file=str(edited_path))
+for text in ("quiz", "qz"):
+    print(f"{text!r}: {edited.encode(text).tokens}")
+    assert edited.encode(text).ids == edited_reference.encode(text)
+assert edited.encode("qz").tokens == ["▁", "<unk>"]
+
+# %% [markdown]
 # ## Try it
 # Replace each `...` with your answer and run the cell: the checker prints `right`, or
 # `wrong` with a hint. Worked answers: `notebooks/solutions/03_bpe_sentencepiece.ipynb`.
