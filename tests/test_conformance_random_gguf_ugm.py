@@ -11,6 +11,7 @@ import pytest
 import labkit
 from support import random_gguf as random_gguf_answers
 from support.llama_cpp import llama_cpp_ids as encoded
+from labkit.algorithms.charsmap import SpmNormalizer
 from labkit.conformance import random_gguf as rg
 from labkit.conformance import random_gguf_ugm as rgu
 from labkit.formats import gguf as gguf_reader
@@ -30,7 +31,7 @@ def test_labkit_gives_llama_cpps_answers_or_refuses(outcomes):
     counts = Counter(r["labkit"].split(":")[0] for r in outcomes.values())
     assert counts["differs"] == 0, {s: r["labkit"] for s, r in outcomes.items() if r["labkit"].startswith("differs")}
     refusals = [r["labkit"] for r in outcomes.values() if r["labkit"].startswith("refused")]
-    assert all("partial trie match" in r or "hash map's order" in r for r in refusals), refusals
+    assert all("hash map's order" in r for r in refusals), refusals
     assert counts["exact"] >= 40, counts
 
 
@@ -111,7 +112,34 @@ def test_add_bos_without_a_bos_id_is_refused_as_llama_cpp_aborts(tmp_path):
     assert encoded(tok, "a") == [3] and encoded(tok, "a", add=True) == "abort"
 
 
-def test_a_user_defined_token_llama_cpp_half_matches_is_refused(tmp_path):
-    # llama.cpp gives 'ü' -> [2] here although 'ü' is a token: 'ü' and 'áb' share their first byte
-    with pytest.raises(labkit.LabkitError, match="partial trie match"):
-        toy(tmp_path, 71, [("ü", -1.0, 1), ("áb", 0.0, 4), ("x", -1.0, 1)])
+def test_a_user_defined_token_llama_cpp_half_matches_splits_a_character(tmp_path):
+    # 'ü' (C3 BC) and 'áb' (C3 A1 62) share their first byte: the trie walks C3, stops, and the
+    # normaliser copies that one byte, so llama.cpp gives 'ü' -> [2] although 'ü' is a token
+    tok = toy(tmp_path, 71, [("ü", -1.0, 1), ("áb", 0.0, 4), ("x", -1.0, 1)])
+    assert [encoded(tok, t) for t in ("ü", "áb", "xüx", "áx", "ábü", "xáüb")] == [[2], [4], [5, 2, 5], [2, 5], [4, 2], [5, 2]]
+
+
+def test_llama_cpp_steps_through_a_split_character_by_its_lead_byte(tmp_path, monkeypatch):
+    # '<木>' after the walk: '<' E6 (copied), then U+FFFD for each of 9C A8; E6 takes the next two
+    # bytes as one step, BD is a step alone, and the second U+FFFD is a whole one the token '\ufffd' matches
+    rows = [("a", -1.0, 1), ("é", -2.0, 1), ("\ufffd", -1.0, 1), ("<東>", 0.0, 4), ("東", -1.0, 1), ("木", -1.0, 1),
+            ("▁", -0.5, 1), ("🙂x", 0.0, 4), ("🙃", -1.0, 1)]
+    tok = toy(tmp_path, 73, rows, {"add_space_prefix": True, "remove_extra_whitespaces": True})
+    texts = ["<東>", "<木>", "a<木>a", "<東", "東木", "🙂x", "🙃x", "🙂y", "a 🙃 é", "<東木>", "<é>"]
+    llama_cpp = [[6], [9, 2, 5, 2], [9, 3, 2, 5, 2, 3], [9, 2, 7], [9, 7, 8], [10], [9, 2], [9, 2], [9, 3, 9, 2, 9, 4],
+                 [9, 2, 7, 8, 2], [9, 2, 4, 2]]
+    assert [encoded(tok, t) for t in texts] == llama_cpp
+    assert tok.encode("a<木>a", parse_special=False).offsets == [(0, 0), (0, 1), (1, 3), (2, 3), (3, 4), (4, 5)]
+    # the str path decodes the split bytes as three U+FFFD and matches the token on each
+    monkeypatch.setattr(SpmNormalizer, "may_split_chars", lambda self, text: False)
+    assert encoded(tok, "<木>") == [9, 2, 5, 5, 5, 2]
+
+
+def test_a_user_defined_token_made_control_at_load_keeps_score_zero_in_the_lattice(tmp_path):
+    # llama.cpp adds the control bit to '<end_of_turn>' and keeps the user-defined one: with
+    # parse_special off the token is not split off, and the lattice still scores it 0, not -30
+    rows = [("<end_of_turn>", -30.0, 4), ("<", -1.0, 1), ("end_of_turn>", -2.0, 1), ("x", -1.0, 1), ("<x>", -40.0, 4)]
+    tok = toy(tmp_path, 74, rows)
+    texts = ["<end_of_turn>", "x<end_of_turn>x", "<x>", "<x><end_of_turn>"]
+    assert [encoded(tok, t) for t in texts] == [[3], [6, 3, 6], [7], [7, 3]]
+    assert tok.vocab.token_types[3] == 3 and tok.encode("<end_of_turn>").ids == [3]  # control: split off with parse_special

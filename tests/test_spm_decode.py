@@ -184,23 +184,18 @@ def test_hf_style_on_derived_models(variant, data):
 
 
 @functools.lru_cache(maxsize=None)
-def t5_gguf() -> tuple[labkit.Tokenizer, labkit.Tokenizer]:
-    """(labkit, hf) over the derived botchan-unigram (byte pieces) written under t5 GGUF keys, without
-    the charsmap: decoding never reads it, and the hf engine refuses a t5 GGUF that has one."""
-    vocab = t5_gguf_vocab(with_bytes(loaded("botchan-unigram", "sentencepiece").vocab), charsmap=False)
-    # the hf engine refuses a GGUF whose unknown token is matched as an added token (llama.cpp's
-    # rule, which tokenizers' Unigram cannot hold); decoding never matches, so the reference leaves it out
-    kept = [a for a in vocab.added_tokens if vocab.token_types[a.id] != TOKEN_UNKNOWN]
-    return labkit_unigram.build(vocab), hf.build(dataclasses.replace(vocab, added_tokens=kept))
+def t5_gguf() -> labkit.Tokenizer:
+    """labkit over the derived botchan-unigram (byte pieces) written under t5 GGUF keys, without
+    the charsmap (decoding never reads it); the hf engine refuses every t5 GGUF."""
+    return labkit_unigram.build(t5_gguf_vocab(with_bytes(loaded("botchan-unigram", "sentencepiece").vocab), charsmap=False))
 
 
 # a t5 GGUF decodes as llama.cpp does, not as tokenizers: tests/test_conformance_random_gguf_ugm.py
 
 
 def test_unigram_gguf_unknown_token_is_hidden_with_the_specials():
-    # llama.cpp hides unknown tokens as it hides control ones (llama_token_to_piece, special=false);
-    # tokenizers' reference above, which cannot hold it as an added token, would show it
-    ours, _ = t5_gguf()
+    # llama.cpp hides unknown tokens as it hides control ones (llama_token_to_piece, special=false)
+    ours = t5_gguf()
     unk = ours.vocab.token_types.index(TOKEN_UNKNOWN)
     assert (ours.decode([unk]), ours.decode([unk], skip_special_tokens=True)) == (ours.vocab.tokens[unk], "")
 

@@ -613,6 +613,14 @@ class SpmNormalizer:
             node = self._user_trie
             for byte in raw:
                 node = node.setdefault(byte, {})
+        # lead byte -> the non-ASCII chars of the symbols that start with it: a text char with
+        # that lead byte but another char can stop the trie walk inside itself
+        self._split_leads: dict[int, frozenset[str]] = {}
+        if compat == "llama.cpp":
+            by_lead: dict[int, set[str]] = {}
+            for ch in {ch for symbol in self.user_defined for ch in symbol if ch > "\x7f"}:
+                by_lead.setdefault(ch.encode("utf-8", "surrogatepass")[0], set()).add(ch)
+            self._split_leads = {lead: frozenset(chars) for lead, chars in by_lead.items()}
         self._space = SPACE_SYMBOL if self.escape_whitespaces else " "
         self._prepare_fast_path()
 
@@ -629,7 +637,9 @@ class SpmNormalizer:
             '▁Hi'
         """
         norm = vocab.normalizer or {}
-        user = [t for t, kind in zip(vocab.tokens, vocab.token_types) if kind == TOKEN_USER_DEFINED]
+        # a t5 GGUF: llama.cpp builds its normaliser's trie before its load-time rules retype tokens
+        types = vocab.options.get("lattice_token_types", vocab.token_types)
+        user = [t for t, kind in zip(vocab.tokens, types) if kind == TOKEN_USER_DEFINED]
         return cls(
             norm.get("charsmap"),
             add_dummy_prefix=norm.get("add_dummy_prefix", True),
@@ -730,6 +740,8 @@ class SpmNormalizer:
             piece, consumed = self._normalize_prefix_bytes(data, pos)
             chunks.append((piece.decode("utf-8", errors="replace"), pos, consumed, piece))
             pos += consumed
+        if self.compat == "llama.cpp":
+            return self._finish_llama_bytes(chunks, len(data))
         # run the whitespace rules on bytes, as sentencepiece does
         space = self._space.encode("utf-8")
         out = bytearray()
@@ -775,6 +787,61 @@ class SpmNormalizer:
             add_ws()
         n2o.append(consumed)
         return bytes(out), n2o
+
+    def _finish_llama_bytes(self, chunks, total: int) -> tuple[bytes, list[int]]:
+        """llama.cpp's ``llm_tokenizer_ugm_session::normalize`` over the walk's pieces, byte by
+        byte as it runs: a space is dropped (merging) or escaped, and the first non-space of
+        each run gets a space before it when merging (or the first one of all, for the prefix)."""
+        space = self._space.encode("utf-8")
+        prepend = self.add_dummy_prefix and not self.treat_whitespace_as_suffix
+        merge = self.remove_extra_whitespaces
+        out = bytearray()
+        n2o: list[int] = []
+        prepended = in_word = False
+        for _, start, _, piece in chunks:
+            for byte in piece:
+                if byte != 0x20:
+                    if not in_word:
+                        in_word = True
+                        if (prepend and not prepended) or merge:
+                            out += space
+                            n2o += [start] * len(space)
+                            prepended = True
+                    out.append(byte)
+                    n2o.append(start)
+                else:
+                    in_word = False
+                    if not merge:
+                        out += space
+                        n2o += [start] * len(space)
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            out += space
+            n2o += [total] * len(space)
+        n2o.append(total)
+        return bytes(out), n2o
+
+    def may_split_chars(self, text: str) -> bool:
+        """llama.cpp only: can the user-defined symbols' byte trie stop inside one of
+        ``text``'s characters (a char that shares its lead byte with a different char of some
+        symbol)? Then only :meth:`normalize_bytes` says what llama.cpp's normaliser writes.
+
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> n = SpmNormalizer(None, user_defined=["café"], compat="llama.cpp")
+            >>> n.may_split_chars("cafè"), n.may_split_chars("café au lait")
+            (True, False)
+            >>> n.normalize_bytes("cafè".encode())[0]
+            b'\\xe2\\x96\\x81caf\\xc3\\xef\\xbf\\xbd'
+        """
+        leads = self._split_leads
+        if not leads:
+            return False
+        for ch in set(text):
+            if ch > "\x7f":
+                others = leads.get(ch.encode("utf-8", "surrogatepass")[0])
+                if others and (len(others) > 1 or ch not in others):
+                    return True
+        return False
 
     def normalize_prefix_bytes(self, data: bytes, pos: int = 0) -> tuple[bytes, int]:
         """One step of the walk: (replacement bytes, bytes consumed) at ``data[pos:]``.
@@ -1030,10 +1097,14 @@ class SpmNormalizer:
         the longest key ends inside a character."""
         first = text[pos]
         if self.compat == "llama.cpp" and first in self._user_first:
-            # ASCII symbols (a GGUF with others is refused): their byte trie is a char trie here
-            depth = self._user_path_bytes(text[pos:pos + self._user_longest].encode("utf-8", "surrogatepass"), 0)
+            head = text[pos:pos + self._user_longest].encode("utf-8", "surrogatepass")
+            depth = self._user_path_bytes(head, 0)
             if depth:
-                return text[pos:pos + depth], depth
+                try:
+                    copied = head[:depth].decode("utf-8")
+                except UnicodeDecodeError:
+                    return None  # the walk stopped inside a character: only bytes can hold that
+                return copied, len(copied)
         for symbol in self._user_by_first.get(first, ()):
             if text.startswith(symbol, pos):
                 return symbol, len(symbol)

@@ -397,8 +397,14 @@ class UnigramModel:
         sentencepiece: bool = True,
         byte_fallback: bool = False,
         float32_sums: bool | None = None,
+        score_types: Sequence[int] | None = None,
     ):
         self.types = check_piece_table("UnigramModel", pieces, scores, types)
+        # llama.cpp asks whether a piece is user-defined (score 0) at encode time, after its
+        # load-time rules may have retyped it, while its lattice holds the stored types
+        score_types = self.types if score_types is None else list(score_types)
+        if len(score_types) != len(self.types):
+            raise LabkitError(f"UnigramModel: {len(score_types)} score types for {len(self.types)} pieces")
         self.pieces = list(pieces)
         self.sentencepiece = bool(sentencepiece)
         self.float32_sums = self.sentencepiece if float32_sums is None else bool(float32_sums)
@@ -415,8 +421,8 @@ class UnigramModel:
         self.scores: list[float] = []
         matchable = (TOKEN_NORMAL, TOKEN_USER_DEFINED) if self.sentencepiece else (TOKEN_NORMAL, TOKEN_USER_DEFINED, TOKEN_UNUSED)
         self.trie = PieceTrie()
-        for i, (piece, score, kind) in enumerate(zip(self.pieces, scores, self.types)):
-            if kind == TOKEN_USER_DEFINED:
+        for i, (piece, score, kind, score_kind) in enumerate(zip(self.pieces, scores, self.types, score_types)):
+            if score_kind == TOKEN_USER_DEFINED:
                 if self.sentencepiece:
                     # sentencepiece 0.2.3's machine code: (bytes - 1) * 0.1 in double, stored as float
                     score = to_float32((len(piece.encode("utf-8")) - 1) * USER_DEFINED_BONUS)

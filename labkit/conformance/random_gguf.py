@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m labkit.conformance.random_gguf", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default=None, help="range start:stop (default: the seeds the stored answers cover, "
-                        "0:150 for byte, 0:120 for spm, 0:100 for wpm, 0:80 for ugm)")
+                        "0:150 for byte, 0:120 for spm, 0:100 for wpm, 0:80 and 16 more for ugm)")
     parser.add_argument("--family", default="byte", choices=sorted(FAMILIES),
                         help="byte: byte-level BPE (tokenizer.ggml.model gpt2); spm: SentencePiece-style (llama); "
                         "wpm: WordPiece (bert); ugm: Unigram (t5)")

@@ -19,6 +19,8 @@ Example:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 
 from labkit.algorithms.charsmap import SPACE_SYMBOL, SpmNormalizer
 from labkit.algorithms.llama_spm import detokenize as llama_detokenize
@@ -26,6 +28,7 @@ from labkit.algorithms.specials import AddedTokenSplitter
 from labkit.algorithms.spm_decode import SpmDecoder
 from labkit.algorithms.spm_offsets import sentencepiece_offsets
 from labkit.algorithms.unigram import Lattice, UnigramModel, split_words
+from labkit.algorithms.ugm_steps import steps
 from labkit.algorithms.unigram_words import WordCache
 from labkit.core import (
     MODEL_UNIGRAM,
@@ -67,6 +70,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             unk_id=vocab.specials.unk_id,
             sentencepiece=self.sentencepiece_semantics,
             byte_fallback=bool(vocab.options.get("byte_fallback", False)),
+            score_types=vocab.options.get("score_token_types"),
         )
         self.word_cache: WordCache | None = WordCache(self.model) if word_cache and self.model.word_boundary else None
         n = self.normalizer
@@ -76,6 +80,8 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             and not n.treat_whitespace_as_suffix and self.word_cache is not None
         )
         self._needs_lookup = n.needs_lookup
+        # llama.cpp's normaliser can split a character when a user-defined token is not ASCII
+        self._split_risk = bool(n.compat == "llama.cpp" and n._split_leads)
         # a .model decodes like sentencepiece, GGUF and tokenizer.json like tokenizers
         self.decoder = SpmDecoder(
             vocab,
@@ -105,12 +111,28 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
             fast = self._encode_plain(text, cache)
             if fast is not None:
                 return [(piece_id, start, end) for piece_id, (start, end) in zip(*fast)]
+        if self._split_risk and self.normalizer.may_split_chars(text):
+            return self._encode_split_chars(text)
         normalized, align = self.normalizer.normalize_with_alignment(text)
         if not normalized:
             return []
         if self.sentencepiece_semantics:
             return sentencepiece_offsets(list(self._pieces(normalized)), align)
         return [(piece_id, align[s], align[e]) for piece_id, s, e in self._pieces(normalized)]
+
+    def _encode_split_chars(self, text: str) -> list[tuple[int, int, int]]:
+        """A GGUF text whose normalisation splits a character (see
+        :mod:`labkit.algorithms.ugm_steps`): normalised as bytes, stepped as llama.cpp steps,
+        and each token's byte span mapped back to the characters it came from."""
+        normalized, norm_to_orig = self.normalizer.normalize_bytes(text.encode("utf-8", "surrogatepass"))
+        stepped, starts = steps(normalized)
+        char_starts = list(accumulate((len(ch.encode("utf-8", "surrogatepass")) for ch in text), initial=0))
+        out = []
+        for piece_id, s, e in self._pieces(stepped):
+            first, last = norm_to_orig[starts[s]], norm_to_orig[starts[e]]
+            # a byte inside a character belongs to it: starts round down, ends round up
+            out.append((piece_id, bisect_right(char_starts, first) - 1, bisect_left(char_starts, last)))
+        return out
 
     def _segment_ids(self, text: str, context: SegmentContext) -> list[int]:
         # the ids-only path: an Encoding's offsets are then worked out only when read
@@ -171,7 +193,9 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         return self.model.encode(normalized) if cache is None else cache.encode(normalized)
 
     def normalize(self, text: str) -> str:
-        """The normalised string the model sees.
+        """The normalised string the model sees. (Where llama.cpp's t5 normaliser splits a
+        character, see :mod:`labkit.algorithms.ugm_steps`, its bytes are not UTF-8: this shows
+        them as U+FFFD, and ``normalizer.normalize_bytes`` gives them as they are.)
 
         Example:
             >>> import labkit
@@ -193,6 +217,8 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         """
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: lattice() takes str, got {type(text).__name__}")
+        if self._split_risk and self.normalizer.may_split_chars(text):
+            return self.model.lattice(steps(self.normalizer.normalize_bytes(text.encode("utf-8", "surrogatepass"))[0])[0])
         return self.model.lattice(self.normalizer.normalize(text))
 
     # -- decoding ---------------------------------------------------------------
@@ -219,14 +245,4 @@ def build(vocab: VocabData) -> LabkitUnigramTokenizer:
         raise EngineUnavailable(f"{vocab.name}: a Unigram vocabulary needs one score per token")
     if not any(kind == TOKEN_UNKNOWN for kind in vocab.token_types) and vocab.specials.unk_id is None:
         raise EngineUnavailable(f"{vocab.name}: a Unigram vocabulary needs an unknown token")
-    user = [t for t, kind in zip(vocab.tokens, vocab.options.get("lattice_token_types", ())) if kind == TOKEN_USER_DEFINED]
-    # llama.cpp's user-defined trie answers with the longest *path* it can walk, a whole token or
-    # not, and its normaliser copies that many bytes as they are (SpmNormalizer does too, for
-    # compat="llama.cpp"); a path that ends inside a non-ASCII character splits it into bytes
-    # that are no longer UTF-8, which labkit's str lattice cannot hold
-    unsafe = [t for t in user if not t.isascii()]
-    if vocab.format == "gguf" and unsafe:
-        raise LabkitError(f"{vocab.name}: llama.cpp's t5 normaliser copies text that begins like the user-defined "
-                          f"token {unsafe[0]!r} byte for byte (a partial trie match) and can split a character "
-                          "there, which labkit does not reproduce for a non-ASCII token")
     return LabkitUnigramTokenizer(vocab)

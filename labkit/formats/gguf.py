@@ -335,6 +335,11 @@ def gguf_to_vocab(kv: dict[str, Any], source: str, *, pre: str | None = None) ->
     if family == "unigram":
         # llama.cpp builds its t5 lattice from the stored types, before its load-time rules retype tokens
         options["lattice_token_types"] = list(stored_types)
+        # ... but asks for the user-defined bit (score 0) when it encodes, after them: a
+        # user-defined token made control keeps the bit, one made user-defined gains it
+        options["score_token_types"] = [TOKEN_USER_DEFINED if attributes.flags[i] & USER_DEFINED
+                                        else TOKEN_NORMAL if kind == TOKEN_USER_DEFINED else kind
+                                        for i, kind in enumerate(stored_types)]
     vocab = VocabData(
         source=source,
         format="gguf",

@@ -368,9 +368,10 @@ print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 # models llama.cpp knows (byte-level BPE, SentencePiece-style "llama", "bert" and "t5") and of
 # "hybriddna" (byte-level BPE with DNA read as 6-mers, notebook 11), and the four bundled GGUFs on 307 random texts and 505 id lists each
 # (`python -m labkit.conformance.shipped_gguf`). A library engine whose loop is not llama.cpp's
-# refuses the file at load: `tokenizers` every llama and bert file (it merges by rank, turns a
-# broken byte run into U+FFFD per byte, and normalises with its own tables), `sentencepiece`
-# every t5 file and the llama files where its merge loop can make other tokens than llama.cpp's.
+# refuses the file at load: `tokenizers` every llama, bert and t5 file (it merges by rank, turns a
+# broken byte run into U+FFFD per byte, normalises with its own tables, and its Unigram holds
+# other tokens than llama.cpp's t5 lattice), `sentencepiece` every t5 file and the llama files
+# where its merge loop can make other tokens than llama.cpp's.
 
 # %%
 from labkit.conformance import shipped_gguf
