@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from operator import itemgetter
 from typing import Iterable
 
 from labkit.core import LabkitError
@@ -78,30 +79,32 @@ class AhoCorasick:
 
     def __init__(self, patterns: Iterable[str]):
         self.patterns: tuple[str, ...] = check_patterns(patterns)
-        # The patterns in sorted order (equal ones by index): the patterns through a node are
-        # then one run of this list, found by bisection instead of a pass over all of them.
-        self._order = sorted(range(len(self.patterns)), key=self.patterns.__getitem__)
-        self._sorted = [self.patterns[i] for i in self._order]
+        # The patterns in sorted order: the patterns through a node are then one run of this
+        # list, found by bisection instead of a pass over all of them.
+        self._sorted = sorted(self.patterns)
+        self._index_of: dict[str, int] | None = None  # pattern -> its lowest index, made when first needed
         # One entry per trie node, appended as nodes are made. A node is made the first time a
         # transition or a failure link asks its parent for it: a trie nobody walks into is never
-        # built. ``_run[node]`` is the node's run ``(lo, hi)`` of the sorted patterns;
-        # ``_children[node]`` the children asked for so far (-1: no such child).
-        self._children: list[dict[str, int] | None] = [None]
+        # built. ``_run[node]`` is the node's run ``(lo, hi)`` of the sorted patterns (the
+        # node's text is ``_sorted[lo][:depth]``).
         self._run: list[tuple[int, int]] = [(0, len(self.patterns))]
         self._parent = [ROOT]
         self._depth = [0]
-        self._source = [-1]  # a pattern whose prefix this node is: its text is source[:depth]
-        self._terminal = [-1]  # pattern index whose last character is this node (-1: none)
+        # Worked out on demand, None until then; these lists grow a block at a time, ahead of
+        # the nodes (see _grow). ``_children[node]``: the children asked for so far (-1: no such
+        # child). ``_rows[node]``: remembered transitions (None until the state is left once);
+        # a target that completes a match is stored as ~target (negative): one comparison tells.
+        self._children: list[dict[str, int] | None] = [None]
         self._fail: list[int | None] = [ROOT]
         self._match: list[int | None] = [-1]
         self._hold: list[int | None] = [0]
-        # remembered transitions, one dict per state (None until the state is left once);
-        # a target that completes a match is stored as ~target (negative): one comparison tells
         self._rows: list[dict[str, int] | None] = [None]
         self._remembered = 0
         self.max_length = max(map(len, self.patterns), default=0)
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
-        self.first_chars = frozenset(pattern[0] for pattern in self.patterns)
+        self.first_chars = frozenset(map(itemgetter(0), self.patterns))
+        # A pattern ends only on one of these: a node reached by any other character completes none.
+        self.last_chars = frozenset(map(itemgetter(-1), self.patterns))
         self._first_search = None  # a regex over first_chars, compiled when a scan first needs it
 
     @property
@@ -145,18 +148,30 @@ class AhoCorasick:
             if ch != high:  # the run going on with ch ends where the next character's begins
                 hi = bisect_left(ordered, prefix + chr(ord(ch) + 1), lo, hi)
         child = len(self._depth)
-        first = self._order[lo]  # the lowest-numbered pattern of the run sorts first among equals
-        self._source.append(first)
-        self._terminal.append(first if len(ordered[lo]) == depth + 1 else -1)
+        if child == len(self._fail):
+            self._grow()
         self._run.append((lo, hi))
-        self._children.append(None)
         self._parent.append(node)
         self._depth.append(depth + 1)
-        self._fail.append(None)
-        self._match.append(None)
-        self._hold.append(None)
-        self._rows.append(None)
         return child
+
+    def _grow(self) -> None:
+        # room for as many nodes again (64 at least): one extend per list, not five appends per node
+        block = [None] * max(64, len(self._fail))
+        for worked_out in (self._children, self._fail, self._match, self._hold, self._rows):
+            worked_out += block
+
+    def _pattern_indices(self) -> dict[str, int]:
+        """Each pattern's lowest index (the one reported when a pattern is given twice)."""
+        if self._index_of is None:
+            count = len(self.patterns)
+            self._index_of = dict(zip(reversed(self.patterns), range(count - 1, -1, -1)))
+        return self._index_of
+
+    def _terminal(self, node: int) -> int | None:
+        """The pattern whose last character is this node (its lowest index), or None."""
+        first = self._sorted[self._run[node][0]]  # a pattern equal to the node's text sorts first in its run
+        return self._pattern_indices()[first] if len(first) == self._depth[node] else None
 
     def _has_children(self, node: int) -> bool:
         # the run's last pattern is its longest, and the node's own patterns sort first
@@ -165,7 +180,7 @@ class AhoCorasick:
 
     def _make_all_children(self, node: int) -> None:
         """Every child of the node, numbered in the order their patterns were given (for :meth:`table`)."""
-        depth, ordered, order = self._depth[node], self._sorted, self._order
+        depth, ordered, index_of = self._depth[node], self._sorted, self._pattern_indices()
         lo, hi = self._run[node]
         while lo < hi and len(ordered[lo]) == depth:
             lo += 1
@@ -174,7 +189,7 @@ class AhoCorasick:
             head = ordered[lo]
             ch = head[depth]
             end = hi if ch == "\U0010ffff" else bisect_left(ordered, head[:depth] + chr(ord(ch) + 1), lo, hi)
-            groups.append((min(order[lo:end]), ch))
+            groups.append((min(map(index_of.__getitem__, ordered[lo:end])), ch))
             lo = end
         for _, ch in sorted(groups):
             self._child(node, ch)
@@ -229,7 +244,7 @@ class AhoCorasick:
             if fail[up] is None:
                 stack.append(up)
                 continue
-            ch = self.patterns[self._source[node]][self._depth[node] - 1]
+            ch = self._sorted[self._run[node][0]][self._depth[node] - 1]
             f = fail[up]
             while True:  # the classic walk: shorter and shorter suffixes until one goes on with ch
                 child = child_of(f, ch)
@@ -257,7 +272,7 @@ class AhoCorasick:
         f = fail[up]
         if f is None:
             return None
-        ch = self.patterns[self._source[node]][self._depth[node] - 1]
+        ch = self._sorted[self._run[node][0]][self._depth[node] - 1]
         children = self._children
         while True:
             asked = children[f]
@@ -295,8 +310,19 @@ class AhoCorasick:
         found = self._match[state]
         if found is not None:
             return found
-        terminal = self._terminal
-        return self._chain(self._match, state, lambda node: terminal[node] if terminal[node] >= 0 else None)
+        return self._chain(self._match, state, self._terminal)
+
+    def _match_reached(self, node: int, last: str) -> int:
+        """:meth:`match_of` for a node a transition on ``last`` has reached (its match not known yet)."""
+        if last in self.last_chars:
+            return self.match_of(node)
+        # No pattern ends with ``last``, so none ends here: no walk down the failure links. The
+        # node's own link is made now all the same, as match_of would have made it (the nodes
+        # keep their numbers), the cheap way when the parent's link is known.
+        if self._fail[node] is None and self._fail_from_parent(node) is None:
+            self.fail(node)
+        self._match[node] = -1
+        return -1
 
     def hold_length(self, state: int) -> int:
         """How many trailing characters could still become a match (the jail's length).
@@ -322,9 +348,11 @@ class AhoCorasick:
         node = state
         while True:
             asked = children[node]
-            target = asked.get(ch) if asked is not None else None
+            if asked is None:
+                asked = children[node] = {}
+            target = asked.get(ch)
             if target is None:
-                target = self._child(node, ch)
+                target = asked[ch] = self._make_child(node, ch)
             if target >= 0 or node == ROOT:
                 break
             up = fail[node]
@@ -333,10 +361,10 @@ class AhoCorasick:
             target = ROOT
         match = self._match[target]
         if match is None:
-            match = self.match_of(target)
+            match = self._match_reached(target, ch)
         code = ~target if match >= 0 else target
         if self._remembered >= MAX_TRANSITIONS:
-            self._rows[:] = [None] * self.node_count  # bounded memory; the hot ones come back quickly
+            self._rows[:] = [None] * len(self._rows)  # bounded memory; the hot ones come back quickly
             self._remembered = 0
         row = self._rows[state]
         if row is None:
@@ -409,7 +437,7 @@ class AhoCorasick:
             return ""
         size = self._depth[state]
         stop = size if stop is None else min(stop, size)
-        return self.patterns[self._source[state]][start:stop]
+        return self._sorted[self._run[state][0]][start:stop]
 
     def held_text(self, state: int, size: int | None = None) -> str:
         """The trailing text a state must hold back (its first ``size`` characters if given).
