@@ -24,6 +24,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left
 from operator import itemgetter
@@ -77,8 +78,9 @@ class AhoCorasick:
     (no match yet; state 4 stands for "<|im", a prefix of the pattern).
     """
 
-    def __init__(self, patterns: Iterable[str]):
-        self.patterns: tuple[str, ...] = check_patterns(patterns)
+    def __init__(self, patterns: Iterable[str], *, what: str = "AhoCorasick"):
+        # ``what`` names the caller in the errors of check_patterns (e.g. "stop strings")
+        self.patterns: tuple[str, ...] = check_patterns(patterns, what)
         # The patterns in sorted order: the patterns through a node are then one run of this
         # list, found by bisection instead of a pass over all of them.
         self._sorted = sorted(self.patterns)
@@ -100,12 +102,16 @@ class AhoCorasick:
         self._hold: list[int | None] = [0]
         self._rows: list[dict[str, int] | None] = [None]
         self._remembered = 0
-        self.max_length = max(map(len, self.patterns), default=0)
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
         self.first_chars = frozenset(map(itemgetter(0), self.patterns))
         # A pattern ends only on one of these: a node reached by any other character completes none.
         self.last_chars = frozenset(map(itemgetter(-1), self.patterns))
         self._first_search = None  # a regex over first_chars, compiled when a scan first needs it
+
+    @functools.cached_property
+    def max_length(self) -> int:
+        """The length of the longest pattern (0 without patterns)."""
+        return max(map(len, self.patterns), default=0)
 
     @property
     def node_count(self) -> int:

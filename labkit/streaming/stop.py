@@ -31,7 +31,7 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
-from labkit.algorithms.aho_corasick import ROOT, AhoCorasick, check_patterns
+from labkit.algorithms.aho_corasick import ROOT, AhoCorasick
 from labkit.algorithms.bounded import BoundedDict
 from labkit import metrics as _metrics
 from labkit.core import LabkitError
@@ -242,7 +242,7 @@ class _StopTables:
 
     def __init__(self, hidden: tuple[str, ...], visible: tuple[str, ...]):
         patterns = hidden + visible
-        self.automaton = AhoCorasick(patterns)
+        self.automaton = AhoCorasick(patterns, what="stop strings")  # checks the size cap before building
         self._hidden_count = len(hidden)
         self.memo: defaultdict[int, dict[str, tuple]] = defaultdict(dict)
         self._memo_entries = 0  # bounded by MEMO_LIMIT: the memo empties itself when full
@@ -347,7 +347,6 @@ def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
     else:
         tables = _LIVE.get(key)
         if tables is None:
-            check_patterns(hidden + visible, "stop strings")  # the size cap, before anything is built
             tables = _LIVE[key] = _StopTables(hidden, visible)
         if tables.size > CACHE_SET_CHARS:
             return tables
@@ -387,7 +386,23 @@ class StopStringMatcher:
     def __init__(self, hidden: Iterable[str] = (), visible: Iterable[str] = ()):
         hidden = _strings("stop_sequences", hidden)
         visible = _strings("visible_stop_sequences", visible)
-        self.tables = _compile(hidden, visible)
+        self._use(_compile(hidden, visible))
+
+    @classmethod
+    def _for_config(cls, config: StopSequenceConfig) -> "StopStringMatcher":
+        """The matcher for a config's stop strings (checked once already, by the config).
+
+        Example:
+            >>> StopStringMatcher._for_config(StopSequenceConfig(stop_sequences=["Hello world"])).push("Hello")
+            ('', None)
+        """
+        matcher = cls.__new__(cls)
+        matcher._use(_compile(config.stop_sequences, config.visible_stop_sequences))
+        return matcher
+
+    def _use(self, tables: _StopTables) -> None:
+        # a compiled stop set, with an empty jail
+        self.tables = tables
         self.automaton = self.tables.automaton
         self._memo = self.tables.memo  # bound once: feed is the hot loop
         self._cannot_start = self.automaton.first_chars.isdisjoint
@@ -655,7 +670,7 @@ class StopSequenceDecoder:
         self._token_stops = self._hidden_ids | self._eos_ids | self._visible_ids
         self._min_tokens = config.min_tokens
         self._stream_class = DecodeStream
-        self.matcher = StopStringMatcher(config.stop_sequences, config.visible_stop_sequences)
+        self.matcher = StopStringMatcher._for_config(config)
         # bound once: process_token is the hot loop (it does what matcher.feed does, inlined)
         self._memo = self.matcher._memo
         self._cannot_start = self.matcher._cannot_start
