@@ -325,8 +325,12 @@ class AhoCorasick:
         # No pattern ends with ``last``, so none ends here: no walk down the failure links. The
         # node's own link is made now all the same, as match_of would have made it (the nodes
         # keep their numbers), the cheap way when the parent's link is known.
-        if self._fail[node] is None and self._fail_from_parent(node) is None:
-            self.fail(node)
+        fail = self._fail
+        if fail[node] is None:
+            if fail[self._parent[node]] == ROOT and last not in self.first_chars:
+                fail[node] = ROOT  # ROOT has children on the patterns' first characters only
+            elif self._fail_from_parent(node) is None:
+                self.fail(node)
         self._match[node] = -1
         return -1
 
@@ -350,21 +354,14 @@ class AhoCorasick:
 
     def _goto(self, state: int, ch: str) -> int:
         """The transition worked out and remembered, encoded (``~target`` when it completes a match)."""
-        children, fail = self._children, self._fail
-        node = state
-        while True:
-            asked = children[node]
-            if asked is None:
-                asked = children[node] = {}
-            target = asked.get(ch)
-            if target is None:
-                target = asked[ch] = self._make_child(node, ch)
-            if target >= 0 or node == ROOT:
-                break
-            up = fail[node]
-            node = up if up is not None else self.fail(node)
-        if target < 0:
-            target = ROOT
+        asked = self._children[state]
+        if asked is None:
+            asked = self._children[state] = {}
+        target = asked.get(ch)
+        if target is None:
+            target = asked[ch] = self._make_child(state, ch)
+        if target < 0:  # no such child: follow the failure links
+            target = ROOT if state == ROOT else self._goto_via_links(state, ch)
         match = self._match[target]
         if match is None:
             match = self._match_reached(target, ch)
@@ -378,6 +375,26 @@ class AhoCorasick:
         row[ch] = code
         self._remembered += 1
         return code
+
+    def _goto_via_links(self, state: int, ch: str) -> int:
+        # the first node down the state's failure links that has a child on ch (ROOT if none does)
+        children, fail = self._children, self._fail
+        node = fail[state]
+        if node is None:
+            node = self.fail(state)
+        while True:
+            asked = children[node]
+            if asked is None:
+                asked = children[node] = {}
+            target = asked.get(ch)
+            if target is None:
+                target = asked[ch] = self._make_child(node, ch)
+            if target >= 0:
+                return target
+            if node == ROOT:
+                return ROOT
+            up = fail[node]
+            node = up if up is not None else self.fail(node)
 
     # -- the matcher -------------------------------------------------------------
     def step(self, state: int, ch: str) -> int:
