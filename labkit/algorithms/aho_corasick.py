@@ -106,6 +106,7 @@ class AhoCorasick:
         self.first_chars = frozenset(map(itemgetter(0), self.patterns))
         # A pattern ends only on one of these: a node reached by any other character completes none.
         self.last_chars = frozenset(map(itemgetter(-1), self.patterns))
+        self._starts_or_ends = self.first_chars | self.last_chars
         self._first_search = None  # a regex over first_chars, compiled when a scan first needs it
 
     @functools.cached_property
@@ -159,6 +160,11 @@ class AhoCorasick:
         self._run.append((lo, hi))
         self._parent.append(node)
         self._depth.append(depth + 1)
+        if self._fail[node] == ROOT and ch not in self._starts_or_ends:
+            # known at once (the usual case down a stop string): the node links to ROOT, as its
+            # parent does and ROOT has no child on ch, and completes no pattern
+            self._fail[child] = ROOT
+            self._match[child] = -1
         return child
 
     def _grow(self) -> None:
@@ -382,6 +388,8 @@ class AhoCorasick:
         node = fail[state]
         if node is None:
             node = self.fail(state)
+        if node == ROOT and ch not in self.first_chars:
+            return ROOT  # ROOT has children on the patterns' first characters only
         while True:
             asked = children[node]
             if asked is None:
