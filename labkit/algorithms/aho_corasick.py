@@ -48,6 +48,11 @@ def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: in
         >>> check_patterns(["ab", "<|im_end|>"])
         ('ab', '<|im_end|>')
     """
+    return _checked(patterns, what, limit)[0]
+
+
+def _checked(patterns: Iterable[str], what: str, limit: int) -> tuple[tuple[str, ...], int]:
+    # check_patterns, and the total length it worked out
     out = tuple(patterns)
     if not ({str}.issuperset(map(type, out)) and all(out)):  # the usual case checked at C speed
         for i, p in enumerate(out):
@@ -60,7 +65,7 @@ def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: in
         raise LabkitError(
             f"{what}: the patterns hold {total:,} characters in all, more than the limit of {limit:,}"
         )
-    return out
+    return out, total
 
 
 class AhoCorasick:
@@ -80,7 +85,8 @@ class AhoCorasick:
 
     def __init__(self, patterns: Iterable[str], *, what: str = "AhoCorasick"):
         # ``what`` names the caller in the errors of check_patterns (e.g. "stop strings")
-        self.patterns: tuple[str, ...] = check_patterns(patterns, what)
+        # the patterns, and their total length (checked against MAX_PATTERN_CHARS)
+        self.patterns, self.total_chars = _checked(patterns, what, MAX_PATTERN_CHARS)
         # The patterns in sorted order: the patterns through a node are then one run of this
         # list, found by bisection instead of a pass over all of them.
         self._sorted = sorted(self.patterns)
