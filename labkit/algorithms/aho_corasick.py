@@ -367,11 +367,17 @@ class AhoCorasick:
     def _goto(self, state: int, ch: str) -> int:
         """The transition worked out and remembered, encoded (``~target`` when it completes a match)."""
         asked = self._children[state]
-        if asked is None:
-            asked = self._children[state] = {}
-        target = asked.get(ch)
-        if target is None:
-            target = asked[ch] = self._make_child(state, ch)
+        if asked is None:  # the state is left for the first time: no child asked for, nothing remembered
+            target = self._make_child(state, ch)
+            self._children[state] = {ch: target}
+            row = self._rows[state] = {}
+        else:
+            target = asked.get(ch)
+            if target is None:
+                target = asked[ch] = self._make_child(state, ch)
+            row = self._rows[state]
+            if row is None:
+                row = self._rows[state] = {}
         if target < 0:  # no such child: follow the failure links
             target = ROOT if state == ROOT else self._goto_via_links(state, ch)
         match = self._match[target]
@@ -381,8 +387,6 @@ class AhoCorasick:
         if self._remembered >= MAX_TRANSITIONS:
             self._rows[:] = [None] * len(self._rows)  # bounded memory; the hot ones come back quickly
             self._remembered = 0
-        row = self._rows[state]
-        if row is None:
             row = self._rows[state] = {}
         row[ch] = code
         self._remembered += 1
