@@ -48,11 +48,13 @@ def check_patterns(patterns: Iterable[str], what: str = "AhoCorasick", limit: in
         >>> check_patterns(["ab", "<|im_end|>"])
         ('ab', '<|im_end|>')
     """
-    return _checked(patterns, what, limit)[0]
+    out = _strings_checked(patterns, what)
+    _total_checked(out, what, limit)
+    return out
 
 
-def _checked(patterns: Iterable[str], what: str, limit: int) -> tuple[tuple[str, ...], int]:
-    # check_patterns, and the total length it worked out
+def _strings_checked(patterns: Iterable[str], what: str) -> tuple[str, ...]:
+    # the patterns as a tuple of non-empty str, else LabkitError
     out = tuple(patterns)
     if not ({str}.issuperset(map(type, out)) and all(out)):  # the usual case checked at C speed
         for i, p in enumerate(out):
@@ -60,12 +62,36 @@ def _checked(patterns: Iterable[str], what: str, limit: int) -> tuple[tuple[str,
                 raise LabkitError(f"{what}: pattern {i} is {type(p).__name__}, not str")
             if not p:
                 raise LabkitError(f"{what}: pattern {i} is the empty string (it would match everywhere)")
-    total = sum(map(len, out))
+    return out
+
+
+def _total_checked(patterns: tuple[str, ...], what: str, limit: int) -> int:
+    # the patterns' total length, within limit, else LabkitError
+    total = sum(map(len, patterns))
     if total > limit:
         raise LabkitError(
             f"{what}: the patterns hold {total:,} characters in all, more than the limit of {limit:,}"
         )
-    return out, total
+    return total
+
+
+def _first_chars(ordered: list[str]) -> frozenset[str]:
+    """The first characters of sorted non-empty strings: one bisection from each to the next.
+
+    Example:
+        >>> sorted(_first_chars(sorted(["<|im_end|>", "\\n\\nUser:", "<|eot_id|>"])))
+        ['\\n', '<']
+    """
+    found: list[str] = []
+    at = 0
+    while at < len(ordered):
+        if len(found) == 64:  # many: one pass over all the strings is cheaper
+            return frozenset(map(itemgetter(0), ordered))
+        ch = ordered[at][0]
+        found.append(ch)
+        # the strings that start with ch end where those starting with the next character begin
+        at = len(ordered) if ch == "\U0010ffff" else bisect_left(ordered, chr(ord(ch) + 1), at)
+    return frozenset(found)
 
 
 class AhoCorasick:
@@ -85,8 +111,24 @@ class AhoCorasick:
 
     def __init__(self, patterns: Iterable[str], *, what: str = "AhoCorasick"):
         # ``what`` names the caller in the errors of check_patterns (e.g. "stop strings")
-        # the patterns, and their total length (checked against MAX_PATTERN_CHARS)
-        self.patterns, self.total_chars = _checked(patterns, what, MAX_PATTERN_CHARS)
+        self._build(_strings_checked(patterns, what), what)
+
+    @classmethod
+    def _of_strings(cls, patterns: tuple[str, ...], what: str) -> "AhoCorasick":
+        """The automaton for a tuple of non-empty str checked already (a stop set's, checked by
+        labkit.streaming.stop): only their total length is checked here.
+
+        Example:
+            >>> AhoCorasick._of_strings(("he", "she"), "stop strings").find_first("ushers")
+            (4, 1)
+        """
+        automaton = cls.__new__(cls)
+        automaton._build(patterns, what)
+        return automaton
+
+    def _build(self, patterns: tuple[str, ...], what: str) -> None:
+        self.total_chars = _total_checked(patterns, what, MAX_PATTERN_CHARS)  # before any of the trie
+        self.patterns = patterns
         # The patterns in sorted order: the patterns through a node are then one run of this
         # list, found by bisection instead of a pass over all of them.
         self._sorted = sorted(self.patterns)
@@ -109,7 +151,7 @@ class AhoCorasick:
         self._rows: list[dict[str, int] | None] = [None]
         self._remembered = 0
         # Only a pattern's first character can leave ROOT: a chunk without one is skipped whole.
-        self.first_chars = frozenset(map(itemgetter(0), self.patterns))
+        self.first_chars = _first_chars(self._sorted)
         # A pattern ends only on one of these: a node reached by any other character completes none.
         self.last_chars = frozenset(map(itemgetter(-1), self.patterns))
         self._starts_or_ends = self.first_chars | self.last_chars

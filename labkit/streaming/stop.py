@@ -242,7 +242,8 @@ class _StopTables:
 
     def __init__(self, hidden: tuple[str, ...], visible: tuple[str, ...]):
         patterns = hidden + visible
-        self.automaton = AhoCorasick(patterns, what="stop strings")  # checks the size cap before building
+        # the strings are checked already (by _strings): only their total length is, before building
+        self.automaton = AhoCorasick._of_strings(patterns, "stop strings")
         self._hidden_count = len(hidden)
         self.memo: defaultdict[int, dict[str, tuple]] = defaultdict(dict)
         self._memo_entries = 0  # bounded by MEMO_LIMIT: the memo empties itself when full
