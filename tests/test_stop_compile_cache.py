@@ -47,3 +47,23 @@ def test_the_cache_keeps_at_most_cache_sets_sets(monkeypatch):
     for stops in _sets(5, 2, "count"):
         stop_module._compile(stops, ())
     assert len(stop_module._CACHE) == 3 and stop_module._cache_units == _kept_units()
+
+
+class _CountedStr(str):
+    """A str that counts how often it is hashed (a str subclass with __hash__ does not cache it)."""
+
+    hashed = 0
+
+    def __hash__(self):
+        _CountedStr.hashed += 1
+        return str.__hash__(self)
+
+
+def test_compiling_a_new_stop_set_hashes_each_stop_string_once():
+    stops = tuple(_CountedStr(f" w{i}hashed qzx") for i in range(50))
+    _CountedStr.hashed = 0
+    tables = stop_module._compile(stops, ())  # looked up in two caches, stored in both: one hash of the key
+    assert _CountedStr.hashed == len(stops)
+    _CountedStr.hashed = 0
+    assert stop_module._compile(stops, ()) is tables  # found again: hashed once more, not twice
+    assert _CountedStr.hashed == len(stops)

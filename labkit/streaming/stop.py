@@ -356,6 +356,8 @@ def _charge(tables: _StopTables) -> None:
 def _compile(hidden: tuple[str, ...], visible: tuple[str, ...]) -> _StopTables:
     """The tables for one stop set, built once and shared (see ``CACHE_SETS``, ``CACHE_UNITS``).
 
+    ``hidden`` and ``visible`` are tuples of non-empty str, as ``_strings`` returns them.
+
     Example:
         >>> from labkit.streaming.stop import _compile
         >>> _compile(("<|a stop set only this example uses|>",), ()).automaton  # fresh: only the root is made
