@@ -379,12 +379,8 @@ class AhoCorasick:
         # No pattern ends with ``last``, so none ends here: no walk down the failure links. The
         # node's own link is made now all the same, as match_of would have made it (the nodes
         # keep their numbers), the cheap way when the parent's link is known.
-        fail = self._fail
-        if fail[node] is None:
-            if fail[self._parent[node]] == ROOT and last not in self.first_chars:
-                fail[node] = ROOT  # ROOT has children on the patterns' first characters only
-            elif self._fail_from_parent(node) is None:
-                self.fail(node)
+        if self._fail[node] is None and self._fail_from_parent(node) is None:
+            self.fail(node)
         self._match[node] = -1
         return -1
 
