@@ -370,15 +370,28 @@ def build(vocab: VocabData) -> HFTokenizer:
     if vocab.format == "gguf":
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:
-            differs = _byte_level_decode_differs(vocab)
+            differs = _missing_byte_differs(vocab) or _byte_level_decode_differs(vocab)
         if differs is None and vocab.model == MODEL_UNIGRAM:
             unknown = [a.content for a in vocab.added_tokens if vocab.token_types[a.id] == TOKEN_UNKNOWN]
             if unknown:
                 differs = f"llama.cpp matches the unknown token {unknown[0]!r} as an added token, which tokenizers' Unigram cannot hold"
         if differs is not None:
-            raise EngineUnavailable(f"{vocab.name}: llama.cpp and tokenizers find this GGUF's added tokens "
+            raise EngineUnavailable(f"{vocab.name}: llama.cpp and tokenizers serve this GGUF "
                                     f"differently ({differs}); engine='labkit' serves it as llama.cpp does")
     return _build(vocab)
+
+
+def _missing_byte_differs(vocab: VocabData) -> str | None:
+    """A byte no GGUF token spells, described (llama.cpp keeps it as a symbol while merging and
+    drops it after, so its neighbours do not merge across it; tokenizers drops it first); None if
+    every byte has a token."""
+    spelled = set(vocab.tokens)
+    alphabet = bytes_to_unicode()
+    missing = [b for b in range(256) if alphabet[b] not in spelled]
+    if missing:
+        return (f"byte 0x{missing[0]:02X} has no token: llama.cpp merges around it and then drops it, "
+                "tokenizers drops it before merging")
+    return None
 
 
 def _byte_level_decode_differs(vocab: VocabData) -> str | None:

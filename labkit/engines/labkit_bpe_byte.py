@@ -154,6 +154,8 @@ class ByteLevelBPE(LabkitTokenizer):
         # file's missing byte is a LabkitError only where it stays alone
         missing = frozenset(b for b in range(256) if bytes([b]) not in self.bytes_id)
         self._missing = missing if vocab.merges is not None else frozenset()
+        # a GGUF's BPE is llama.cpp's: such a byte stays a symbol while merging (see _llama_cpp_pieces)
+        self._llama_cpp_leftovers = vocab.format == "gguf"
         # long words merge over ids (bpe_rank_chunks); what each pair of ids makes is memoised
         self._byte_ids = [self.bytes_id.get(bytes([b])) for b in range(256)]
         # the byte ids as a translation table when each fits a byte (GPT-2's, cl100k's): a word's
@@ -184,7 +186,7 @@ class ByteLevelBPE(LabkitTokenizer):
             if whole is not None:
                 return [whole]
         if self._missing and not self._missing.isdisjoint(data):
-            return [token for token, _, _ in self._pieces_without_missing_bytes(word)]
+            return [token for token, _, _ in self._pieces_with_missing_bytes(word)]
         if len(data) >= LONG_WORD_BYTES and not naive and trace is None:
             ids = self._long_word_ids(data)
             if ids is not None:
@@ -202,6 +204,40 @@ class ByteLevelBPE(LabkitTokenizer):
                 continue
             ids.append(token)
         return ids
+
+    def _pieces_with_missing_bytes(self, word: str) -> list[tuple[int, int, int]]:
+        # a byte with no token: tokenizers drops it before merging, llama.cpp keeps it as a symbol
+        if self._llama_cpp_leftovers:
+            return self._llama_cpp_pieces(word, bpe_heap(byte_parts(word.encode("utf-8")), self.rank))
+        return self._pieces_without_missing_bytes(word)
+
+    def _llama_cpp_pieces(self, word: str, parts: list[bytes]) -> list[tuple[int, int, int]]:
+        """(id, start, end) chars of one pre-token's merged ``parts`` as llama.cpp names them: a
+        part that is no token is looked up one UTF-8 byte of its byte-level spelling at a time,
+        which finds the printable ASCII bytes (spelled as themselves) and drops the rest, a byte
+        with no token of its own included.
+
+        Example:
+            >>> import labkit
+            >>> from labkit.paths import data_path
+            >>> gpt2 = labkit.load(data_path("gguf/ggml-vocab-gpt-2.gguf"), engine="labkit")
+            >>> gpt2._llama_cpp_pieces("a\\u00e9!", [b"a", b"\\xc3\\xa9!"])  # 'é!' is no token: 'é' is dropped
+            [(64, 0, 1), (0, 2, 3)]
+        """
+        char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+        out, at = [], 0
+        for part in parts:
+            token = self.bytes_id.get(part)
+            if token is not None:
+                out.append((token, char_of[at], char_of[at + len(part) - 1] + 1))
+            else:
+                for k, value in enumerate(part):
+                    # bytes_to_unicode spells 0x21-0x7E as themselves, one UTF-8 byte; any other byte takes two
+                    token = self.bytes_id.get(part[k:k + 1]) if 0x21 <= value <= 0x7E else None
+                    if token is not None:
+                        out.append((token, char_of[at + k], char_of[at + k] + 1))
+            at += len(part)
+        return out
 
     def _pieces_without_missing_bytes(self, word: str) -> list[tuple[int, int, int]]:
         """(id, start, end) chars of one pre-token whose bytes include some with no token:
@@ -319,7 +355,7 @@ class ByteLevelBPE(LabkitTokenizer):
 
     def _word_entry(self, word: str):
         if self._missing and not self._missing.isdisjoint(word.encode("utf-8")):
-            entry = tuple(self._pieces_without_missing_bytes(word))
+            entry = tuple(self._pieces_with_missing_bytes(word))
             self._cache[word] = entry
             return entry
         ids = self.word_ids(word)
