@@ -734,14 +734,14 @@ class SpmNormalizer:
         data = bytes(data)
         if not data:
             return b"", [0]
+        if self.compat == "llama.cpp":
+            return self._normalize_bytes_llama(data)
         chunks = []
         pos = 0
         while pos < len(data):
             piece, consumed = self._normalize_prefix_bytes(data, pos)
             chunks.append((piece.decode("utf-8", errors="replace"), pos, consumed, piece))
             pos += consumed
-        if self.compat == "llama.cpp":
-            return self._finish_llama_bytes(chunks, len(data))
         # run the whitespace rules on bytes, as sentencepiece does
         space = self._space.encode("utf-8")
         out = bytearray()
@@ -788,24 +788,27 @@ class SpmNormalizer:
         n2o.append(consumed)
         return bytes(out), n2o
 
-    def _finish_llama_bytes(self, chunks, total: int) -> tuple[bytes, list[int]]:
-        """llama.cpp's ``llm_tokenizer_ugm_session::normalize`` over the walk's pieces, byte by
-        byte as it runs: a space is dropped (merging) or escaped, and the first non-space of
-        each run gets a space before it when merging (or the first one of all, for the prefix)."""
+    def _normalize_bytes_llama(self, data: bytes) -> tuple[bytes, array]:
+        """llama.cpp's ``llm_tokenizer_ugm_session::normalize``, byte by byte as it runs, each
+        step's piece used at once (nothing kept per step: the offsets are one machine int per
+        output byte): a space is dropped (merging) or escaped, and the first non-space of each
+        run gets a space before it when merging (or the first one of all, for the prefix)."""
         space = self._space.encode("utf-8")
         prepend = self.add_dummy_prefix and not self.treat_whitespace_as_suffix
         merge = self.remove_extra_whitespaces
         out = bytearray()
-        n2o: list[int] = []
+        n2o = array("q")
         prepended = in_word = False
-        for _, start, _, piece in chunks:
+        start = 0
+        while start < len(data):
+            piece, consumed = self._normalize_prefix_bytes(data, start)
             for byte in piece:
                 if byte != 0x20:
                     if not in_word:
                         in_word = True
                         if (prepend and not prepended) or merge:
                             out += space
-                            n2o += [start] * len(space)
+                            n2o.extend([start] * len(space))
                             prepended = True
                     out.append(byte)
                     n2o.append(start)
@@ -813,11 +816,12 @@ class SpmNormalizer:
                     in_word = False
                     if not merge:
                         out += space
-                        n2o += [start] * len(space)
+                        n2o.extend([start] * len(space))
+            start += consumed
         if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
             out += space
-            n2o += [total] * len(space)
-        n2o.append(total)
+            n2o.extend([len(data)] * len(space))
+        n2o.append(len(data))
         return bytes(out), n2o
 
     def may_split_chars(self, text: str) -> bool:

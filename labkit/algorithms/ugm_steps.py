@@ -19,12 +19,14 @@ Introduced in notebook ``05_unigram_trie_viterbi`` (§ "When llama.cpp splits a 
 
 Example:
     >>> from labkit.algorithms.ugm_steps import steps
-    >>> steps("▁caf".encode() + b"\\xc3" + "\\ufffd".encode())
+    >>> text, starts = steps("▁caf".encode() + b"\\xc3" + "\\ufffd".encode())
+    >>> text, list(starts)
     ('▁caf\\udc80\\udc80\\udc80', [0, 3, 4, 5, 6, 8, 9, 10])
 """
 from __future__ import annotations
 
 import re
+from array import array
 
 UNMATCHABLE = "\udc80"  # a lone surrogate: no token text (valid UTF-8) contains one
 
@@ -48,17 +50,18 @@ def step_bytes(lead: int) -> int:
     return _STEP_BYTES[lead >> 4]
 
 
-def steps(data: bytes) -> tuple[str, list[int]]:
+def steps(data: bytes) -> tuple[str, array]:
     """``data`` as llama.cpp's lattice steps through it: (text, starts), one char of ``text``
     per step (the character itself, or :data:`UNMATCHABLE`), ``starts[k]`` the byte offset of
     step ``k`` and ``starts[-1] == len(data)``.
 
     Example:
-        >>> steps("añ".encode())
+        >>> text, starts = steps("añ".encode())
+        >>> text, list(starts)
         ('añ', [0, 1, 3])
     """
     chars: list[str] = []
-    starts: list[int] = []
+    starts = array("q")  # one machine int per step
     pos, end = 0, len(data)
     while pos < end:
         run = _VALID_RUN.match(data, pos)

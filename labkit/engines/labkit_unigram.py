@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
@@ -126,7 +127,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         and each token's byte span mapped back to the characters it came from."""
         normalized, norm_to_orig = self.normalizer.normalize_bytes(text.encode("utf-8", "surrogatepass"))
         stepped, starts = steps(normalized)
-        char_starts = list(accumulate((len(ch.encode("utf-8", "surrogatepass")) for ch in text), initial=0))
+        char_starts = array("q", accumulate((len(ch.encode("utf-8", "surrogatepass")) for ch in text), initial=0))
         out = []
         for piece_id, s, e in self._pieces(stepped):
             first, last = norm_to_orig[starts[s]], norm_to_orig[starts[e]]
