@@ -219,7 +219,8 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         if not isinstance(text, str):
             raise LabkitError(f"{self.name}: lattice() takes str, got {type(text).__name__}")
         if self._split_risk and self.normalizer.may_split_chars(text):
-            return self.model.lattice(steps(self.normalizer.normalize_bytes(text.encode("utf-8", "surrogatepass"))[0])[0])
+            normalized, _ = self.normalizer.normalize_bytes(text.encode("utf-8", "surrogatepass"))
+            return self.model.lattice(steps(normalized)[0])  # a broken step shows as UNMATCHABLE
         return self.model.lattice(self.normalizer.normalize(text))
 
     # -- decoding ---------------------------------------------------------------
