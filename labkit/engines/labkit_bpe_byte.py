@@ -63,6 +63,16 @@ CACHED_WORD_CHARS = 256
 PAIR_MEMO_ENTRIES = 1 << 20
 
 
+def _char_of_each_byte(word: str) -> list[int]:
+    """The index of the char each UTF-8 byte of ``word`` belongs to.
+
+    Example:
+        >>> _char_of_each_byte("aé")
+        [0, 1, 1]
+    """
+    return [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+
+
 class ByteLevelBPE(LabkitTokenizer):
     """Byte-level rank BPE over a GGUF/HF merges list or a tiktoken rank table.
 
@@ -224,7 +234,7 @@ class ByteLevelBPE(LabkitTokenizer):
             >>> gpt2._llama_cpp_pieces("a\\u00e9!", [b"a", b"\\xc3\\xa9!"])  # 'é!' is no token: 'é' is dropped
             [(64, 0, 1), (0, 2, 3)]
         """
-        char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+        char_of = _char_of_each_byte(word)
         out, at = [], 0
         for part in parts:
             token = self.bytes_id.get(part)
@@ -246,7 +256,7 @@ class ByteLevelBPE(LabkitTokenizer):
         UTF-8 bytes of the byte-level text: a dropped byte's symbol takes no room, so the tokens
         after it sit that far to the left, and their chars are those of the text found there."""
         data = word.encode("utf-8")
-        char_of = [i for i, ch in enumerate(word) for _ in range(len(ch.encode("utf-8")))]
+        char_of = _char_of_each_byte(word)
         # the original char of each UTF-8 byte of the byte-level text (one symbol per byte)
         char_at = [char_of[k] for k, value in enumerate(data) for _ in range(SYMBOL_WIDTH[value])]
         kept = [k for k, value in enumerate(data) if value not in self._missing]

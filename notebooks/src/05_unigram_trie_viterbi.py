@@ -761,9 +761,10 @@ assert split_enc.ids == [9, 2, 5, 2]  # '▁', '<' and the broken steps fused as
 assert t5_tok.encode("<東>", parse_special=False).ids == [6]  # the whole token is split off first
 
 # %% [markdown]
-# Measured against llama.cpp: 400 random t5 files (seeds 1000:1400), 39 of which split a
-# character on some text, gave 400 exact. The stored answers keep 16 of them; labkit gives
-# llama.cpp's ids on each:
+# Measured outside the book, against a live llama.cpp (`tools/make_random_gguf_refs.py`, which
+# needs a venv of its own): 400 random t5 files (seeds 1000:1400), 39 of which split a
+# character on some text, gave 400 exact. The book cannot rerun that; it reruns the 16 of them
+# whose answers are stored, and labkit gives llama.cpp's ids on each:
 
 # %%
 t5_answers = rg.load_reference(family="ugm")
