@@ -17,12 +17,13 @@ from __future__ import annotations
 import unicodedata
 import warnings
 from dataclasses import dataclass
+from itertools import repeat
 
 import regex
 
 from labkit.algorithms.bert_basic import is_chinese_char, is_control, is_nonspacing_mark, is_whitespace, lower_char
 from labkit.algorithms.bounded import BoundedDict
-from labkit.algorithms.bytes_unicode import bytes_to_unicode
+from labkit.algorithms.bytes_unicode import bytes_to_gpt2
 from labkit.algorithms.pretokenize import REFERENCE_STARTERS
 from labkit.core import LabkitError
 
@@ -686,10 +687,11 @@ def byte_level_chars(piece: Piece) -> Piece:
         >>> piece.text, piece.align
         ('hÃ©', [(0, 1), (1, 2), (1, 2)])
     """
-    table = bytes_to_unicode()
     changes = []
     for char in piece.text:
-        changes.extend((table[b], 1 if i else 0) for i, b in enumerate(char.encode("utf-8")))
+        spelled = bytes_to_gpt2(char.encode("utf-8"))
+        changes.append((spelled[0], 0))
+        changes.extend(zip(spelled[1:], repeat(1)))  # each byte past the first is inserted
     return transform(piece, changes)
 
 

@@ -572,10 +572,11 @@ def _normalizer_and_options(kv: dict, types: list[int], family: str, specials: S
         # llama.cpp's t5 (Unigram) has no byte fallback: an unknown character is the unknown id
         options["byte_fallback"] = family == "spm_bpe" and any(t == TOKEN_BYTE for t in types)
         charsmap = _get(kv, TK.PRECOMPILED_CHARSMAP, list, source)
-        if charsmap and any(isinstance(b, bool) or not isinstance(b, int) or not -128 <= b <= 255 for b in charsmap):
+        # checked in C passes (a real charsmap holds about 140,000 bytes): plain ints, -128..255
+        if charsmap and (not set(map(type, charsmap)) <= {int} or min(charsmap) < -128 or max(charsmap) > 255):
             raise FormatError(f"{source}: {TK.PRECOMPILED_CHARSMAP!r} must be an array of bytes (int8 or uint8)")
         # llama.cpp writes the charsmap as int8: map -128..-1 back to 128..255
-        normalizer["charsmap"] = bytes(b & 0xFF for b in charsmap) if charsmap and family == "unigram" else None
+        normalizer["charsmap"] = bytes(map((0xFF).__and__, charsmap)) if charsmap and family == "unigram" else None
     if family == "wordpiece":
         # llama.cpp's keys: lowercase (default on), strip_accents (default: as lowercase)
         lowercase = bool(_get(kv, "tokenizer.ggml.normalizer.lowercase", bool, source, True))

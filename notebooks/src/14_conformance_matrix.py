@@ -325,19 +325,21 @@ assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 # %%
 from labkit.conformance import random_gguf, random_hf, random_legacy, random_spm, random_tiktoken
 
-hf_results = random_hf.run_seeds(range(24), engines=("labkit", "default"), botchan=4)
-spm_counts, spm_cells, _ = random_spm.run_seeds(range(6), workdir / "random-spm", engines=("labkit", "default"),
+hf_seeds, spm_seeds, file_seeds = range(12), range(3), range(24)  # a slice: the tests run many more (see above)
+hf_results = random_hf.run_seeds(hf_seeds, engines=("labkit", "default"), botchan=4)
+spm_counts, spm_cells, _ = random_spm.run_seeds(spm_seeds, workdir / "random-spm", engines=("labkit", "default"),
                                                  botchan=2, out=open(workdir / "random-spm.log", "w"))
 (workdir / "random-tiktoken").mkdir()
-tiktoken_counts = random_tiktoken.run_seeds(range(40), workdir / "random-tiktoken", engines=("labkit",))
+tiktoken_counts = random_tiktoken.run_seeds(file_seeds, workdir / "random-tiktoken", engines=("labkit",))
 (workdir / "random-legacy").mkdir()
-legacy_counts = random_legacy.run_seeds(range(40), workdir / "random-legacy", engines=("labkit",))
-gguf_counts = random_gguf.run_seeds(range(150), random_gguf.load_reference(), engines=("labkit",))
+legacy_counts = random_legacy.run_seeds(file_seeds, workdir / "random-legacy", engines=("labkit",))
+# every engine at once: the byte-level row of the GGUF table below reuses these counts
+gguf_counts = random_gguf.run_seeds(range(150), random_gguf.load_reference(), engines=random_gguf.ENGINES)
 random_summary = pd.DataFrame({
-    "tokenizer.json (24 seeds)": Counter(r.status for r in hf_results),
-    ".model (6 seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
-    ".tiktoken (40 seeds)": {k: tiktoken_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
-    "vocab.json / vocab.txt (40 seeds)": {k: legacy_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
+    f"tokenizer.json ({len(hf_seeds)} seeds)": Counter(r.status for r in hf_results),
+    f".model ({len(spm_seeds)} seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
+    f".tiktoken ({len(file_seeds)} seeds)": {k: tiktoken_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
+    f"vocab.json / vocab.txt ({len(file_seeds)} seeds)": {k: legacy_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
     "GGUF vs llama.cpp (150 seeds)": {k: gguf_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
 }).reindex(["exact", "refused", "differs", "skipped"]).fillna(0).astype(int)
 random_summary
@@ -367,7 +369,8 @@ print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 # llama.cpp's stored answers, not only labkit's own: random files of the four main tokenizer
 # models llama.cpp knows (byte-level BPE, SentencePiece-style "llama", "bert" and "t5") and of
 # "hybriddna" (byte-level BPE with DNA read as 6-mers, notebook 11), and the four bundled GGUFs on 307 random texts and 505 id lists each
-# (`python -m labkit.conformance.shipped_gguf`). A library engine whose loop is not llama.cpp's
+# (`python -m labkit.conformance.shipped_gguf`). The cell runs a slice of each family's stored
+# files; `tests/test_conformance_random_gguf*.py` run every one. A library engine whose loop is not llama.cpp's
 # refuses the file at load: `tokenizers` every llama, bert and t5 file (it merges by rank, turns a
 # broken byte run into U+FFFD per byte, normalises with its own tables, and its Unigram holds
 # other tokens than llama.cpp's t5 lattice), `sentencepiece` every t5 file and the llama files
@@ -376,11 +379,13 @@ print("an exact .tiktoken, seed 0:", random_tiktoken.draw_file(0).describe())
 # %%
 from labkit.conformance import shipped_gguf
 
-family_seeds = {"byte": range(150), "spm": range(120), "wpm": range(100), "ugm": range(40), "dna": range(150)}
+# a slice of each family's stored files (the byte-level ones all 150: counted above); the tests run them all
+family_seeds = {"byte": range(150), "spm": range(60), "wpm": range(60), "ugm": range(24), "dna": range(60)}
 family_label = {"byte": "byte-level", "spm": "llama", "wpm": "bert", "ugm": "t5", "dna": "hybriddna"}
 gguf_rows = {}
 for family, seeds in family_seeds.items():
-    counts = random_gguf.run_seeds(seeds, random_gguf.load_reference(None, family), engines=random_gguf.ENGINES, family=family)
+    counts = gguf_counts if family == "byte" else random_gguf.run_seeds(
+        seeds, random_gguf.load_reference(None, family), engines=random_gguf.ENGINES, family=family)
     gguf_rows[f"{family_label[family]} ({len(seeds)} files)"] = {
         engine: " / ".join(str(counts[engine, kind]) for kind in ("exact", "refused", "differs")) for engine in random_gguf.ENGINES}
 shipped_reference = shipped_gguf.load_reference()
