@@ -264,7 +264,7 @@ def test_boundaries_of_2000_specials_in_a_capped_child(tmp_path):
     """)
     print(out)
     assert out["safe"] == 2005 and out["cuts"] == 2000
-    assert out["work_seconds"] < 2.0  # issue 14's bound, CPU time (0.2 s measured)
+    # no timed assertion: the test above counts the work (encodes and characters probed) exactly
 
 
 def test_safe_spellings_that_overlap_are_found_without_pairwise_work():
