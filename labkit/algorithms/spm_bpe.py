@@ -36,7 +36,7 @@ import heapq
 import re
 from functools import lru_cache
 from itertools import compress, count, repeat
-from operator import add, not_
+from operator import add, and_, not_, or_
 from typing import Callable, Iterable, Sequence
 
 from labkit.algorithms.bytes_unicode import parse_byte_piece  # noqa: F401  (re-exported)
@@ -271,10 +271,13 @@ class SpmBpeModel:
         joinable = self._joinable
         if joinable is None or len(text) < 2:
             return [text]
-        cuts = unjoinable_cuts(text, joinable)
-        if not self.byte_fallback and cuts and self._unknown_char_re.search(text):
-            known = self.symbol_to_id
-            cuts = [i for i in cuts if text[i - 1] in known or text[i] in known]
+        if not self.byte_fallback and self._unknown_char_re.search(text):
+            # no cut between two unknown characters: a cut needs a known one on either side
+            is_known = list(map(self.symbol_to_id.__contains__, text))
+            unjoinable = map(not_, map(joinable.__contains__, map(add, text, text[1:])))
+            cuts = list(compress(count(1), map(and_, unjoinable, map(or_, is_known, is_known[1:]))))  # in C
+        else:
+            cuts = unjoinable_cuts(text, joinable)
         if not cuts:
             return [text]
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
