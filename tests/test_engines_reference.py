@@ -87,8 +87,12 @@ def test_hf_spm_merges_from_scores_follow_the_scores():
     assert all(vocab.token_types[ids[a + b]] == TOKEN_NORMAL for a, b in merges[:5000])
 
 
-def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list():
+@pytest.mark.parametrize("short_token_bytes", [32, 0])  # rescanning short tokens, or the heap for every one
+def test_hf_merges_from_ranks_rebuild_gpt2s_merge_list(monkeypatch, short_token_bytes):
     # GPT-2's file has both: token i >= 256 is made by merge i - 256, so ranks = ids
+    import labkit.algorithms.bpe_merges as bpe_merges
+
+    monkeypatch.setattr(bpe_merges, "SHORT_TOKEN_BYTES", short_token_bytes)
     vocab = loaded("gpt2", "hf").vocab
     from labkit.algorithms.bytes_unicode import gpt2_to_bytes
 

@@ -51,17 +51,53 @@ def merges_from_ranks(token_bytes: Sequence[bytes | None]) -> list[tuple[str, st
     for rank, tb in enumerate(token_bytes):
         if tb is None or len(tb) < 2:
             continue
+        if len(tb) <= SHORT_TOKEN_BYTES:
+            parts = _two_parts_by_rescanning(tb, get, rank)
+        else:
+            def below(a: bytes, b: bytes, limit: int = rank) -> int | None:
+                # only merges ranked below this token exist yet (its own rank would join the last pair)
+                r = get(a + b)
+                return r if r is not None and r < limit else None
 
-        def below(a: bytes, b: bytes, limit: int = rank) -> int | None:
-            # only merges ranked below this token exist yet (its own rank would join the last pair)
-            r = get(a + b)
-            return r if r is not None and r < limit else None
-
-        parts = bpe_heap(byte_parts(tb), below)
+            parts = bpe_heap(byte_parts(tb), below)
         if len(parts) != 2 or parts[0] not in ranks or parts[1] not in ranks:
             raise FormatError(f"token of rank {rank} ({tb[:40]!r}) is not the merge of two lower-ranked tokens")
         merges.append((bytes_to_gpt2(parts[0]), bytes_to_gpt2(parts[1])))
     return merges
+
+
+# up to this many bytes, a token's parts are found by rescanning (no heap: twice as fast on
+# real vocabularies); a longer one, which only a hostile file has, keeps the O(L log L) heap
+SHORT_TOKEN_BYTES = 32
+
+
+def _two_parts_by_rescanning(token: bytes, get, limit: int) -> list[bytes]:
+    """Rank BPE on ``token``'s bytes with only the ranks below ``limit``, stopped at two parts
+    (those two never merge below ``limit``: their merge is the token itself, of rank ``limit``).
+
+    Example:
+        >>> ranks = {b"ab": 256, b"abc": 257}
+        >>> _two_parts_by_rescanning(b"abc", ranks.get, 257)
+        [b'ab', b'c']
+    """
+    never = limit  # a pair that is no token, or not yet one, never merges here
+    parts = [token[i:i + 1] for i in range(len(token))]
+    pair_ranks = [get(a + b, never) for a, b in zip(parts, parts[1:])]
+    pair_ranks = [r if r < limit else never for r in pair_ranks]
+    while len(parts) > 2:
+        best = min(pair_ranks)
+        if best == never:
+            break
+        i = pair_ranks.index(best)  # the leftmost of the lowest rank
+        parts[i] += parts.pop(i + 1)
+        del pair_ranks[i]
+        if i < len(pair_ranks):
+            r = get(parts[i] + parts[i + 1], never)
+            pair_ranks[i] = r if r < limit else never
+        if i:
+            r = get(parts[i - 1] + parts[i], never)
+            pair_ranks[i - 1] = r if r < limit else never
+    return parts
 
 
 def spm_merges_from_scores(vocab: VocabData) -> list[tuple[str, str]]:
