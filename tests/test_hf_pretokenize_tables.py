@@ -13,8 +13,8 @@ from labkit.algorithms.hf_pretokenize import NUMERIC_EXTRA_RANGES, _is_numeric, 
 
 ALL = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 # every punctuation, number, symbol, mark and space code point, and every 61st of the rest
-PROBES = [cp for cp in ALL if unicodedata.category(chr(cp))[0] in "PNSMZ" or cp % 61 == 0
-          or any(a <= cp <= b for a, b in NUMERIC_EXTRA_RANGES)]
+_NUMERIC_EXTRA = frozenset(cp for a, b in NUMERIC_EXTRA_RANGES for cp in range(a, b + 1))
+PROBES = [cp for cp in ALL if unicodedata.category(chr(cp))[0] in "PNSMZ" or cp % 61 == 0 or cp in _NUMERIC_EXTRA]
 CONFIGS = {
     "Whitespace": ([{"type": "Whitespace"}], P.Whitespace()),
     "BertPreTokenizer": ([{"type": "BertPreTokenizer"}], P.BertPreTokenizer()),
