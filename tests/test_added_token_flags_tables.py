@@ -5,6 +5,7 @@ Unicode \\w (str.isalnum also takes numbers such as '\\u00b2'). labkit used Pyth
 before: 34 encodes of 42 probes differed on the matrix's every-flag configuration."""
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -14,9 +15,13 @@ from labkit.algorithms.bert_basic import is_whitespace
 from labkit.algorithms.specials import _is_word_char
 from labkit.conformance.cases import all_cases
 
-ALL = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
-SPACE_DIFF = [chr(cp) for cp in ALL if chr(cp).isspace() != is_whitespace(chr(cp))]
-WORD_DIFF = [chr(cp) for cp in ALL if (chr(cp).isalnum() or chr(cp) == "_") != _is_word_char(chr(cp))]
+@functools.cache
+def differing_chars() -> tuple[list[str], list[str]]:
+    """The characters where Python's isspace / isalnum differ from tokenizers' tables (space,
+    word): made when a test asks, not while every worker collects the module."""
+    every = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
+    return ([ch for ch in every if ch.isspace() != is_whitespace(ch)],
+            [ch for ch in every if (ch.isalnum() or ch == "_") != _is_word_char(ch)])
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +34,16 @@ def flagged(tmp_path_factory):
 
 
 def test_the_differences_exist():
-    assert len(SPACE_DIFF) >= 4 and len(WORD_DIFF) > 500  # else the test below checks nothing
+    space_diff, word_diff = differing_chars()
+    assert len(space_diff) >= 4 and len(word_diff) > 500  # else the test below checks nothing
 
 
 def test_flags_around_every_character_python_tests_differently(flagged):
     ours, reference, tokens = flagged
     assert type(ours).__name__ == "ByteLevelBPE" and len(tokens) == 4
     differ = []
-    for ch in SPACE_DIFF + WORD_DIFF[::3] + list(" \t\na1_"):
+    space_diff, word_diff = differing_chars()
+    for ch in space_diff + word_diff[::3] + list(" \t\na1_"):
         for token in tokens:
             spelling = token["content"]
             for text in (f"x{ch}{spelling}{ch}y", f"{ch}{spelling}", f"{spelling}{ch}"):
