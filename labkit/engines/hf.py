@@ -371,10 +371,6 @@ def build(vocab: VocabData) -> HFTokenizer:
         differs = longest_first_differs(vocab.added_tokens)
         if differs is None and vocab.model == MODEL_BPE_BYTE:
             differs = _missing_byte_differs(vocab) or _byte_level_decode_differs(vocab)
-        if differs is None and vocab.model == MODEL_UNIGRAM:
-            unknown = [a.content for a in vocab.added_tokens if vocab.token_types[a.id] == TOKEN_UNKNOWN]
-            if unknown:
-                differs = f"llama.cpp matches the unknown token {unknown[0]!r} as an added token, which tokenizers' Unigram cannot hold"
         if differs is not None:
             raise EngineUnavailable(f"{vocab.name}: llama.cpp and tokenizers serve this GGUF "
                                     f"differently ({differs}); engine='labkit' serves it as llama.cpp does")
