@@ -140,6 +140,11 @@ def test_a_byte_with_no_token_stays_a_symbol_while_merging_and_is_dropped_after(
     assert tok.encode("ab😀ab", parse_special=False).offsets == [(0, 2), (2, 3), (2, 3), (3, 5)]
     with pytest.raises(labkit.LabkitError, match="byte 0x41 has no token"):
         labkit.load(path, engine="hf")  # tokenizers would merge 'ŁĢ': [238, 254] for '😀'
+    # a long pre-token with such a byte: the same ids, and its spans are not kept in the word cache
+    long_word = "😀" * 300  # one pre-token of 1,200 bytes
+    encoding = tok.encode(long_word, parse_special=False)
+    assert encoding.ids == [255, 127] * 300 and encoding.offsets == [(k // 2, k // 2 + 1) for k in range(600)]
+    assert long_word not in tok._cache  # the spans (read above) are made, not kept
 
 
 def test_a_control_token_spelled_as_a_word_is_found_whole(tmp_path):

@@ -366,7 +366,8 @@ class ByteLevelBPE(LabkitTokenizer):
     def _word_entry(self, word: str):
         if self._missing and not self._missing.isdisjoint(word.encode("utf-8")):
             entry = tuple(self._pieces_with_missing_bytes(word))
-            self._cache[word] = entry
+            if len(word) <= CACHED_WORD_CHARS:  # a long word's spans would fill the cache
+                self._cache[word] = entry
             return entry
         ids = self.word_ids(word)
         spans = char_spans(word, [len(self.id_bytes[token]) for token in ids])
