@@ -824,6 +824,18 @@ class SpmNormalizer:
         n2o.append(len(data))
         return bytes(out), n2o
 
+    @property
+    def can_split_chars(self) -> bool:
+        """llama.cpp only: whether some text can make the user-defined symbols' byte trie stop
+        inside a character (a symbol holds a non-ASCII char); :meth:`may_split_chars` asks of one text.
+
+        Example:
+            >>> from labkit.algorithms.charsmap import SpmNormalizer
+            >>> [SpmNormalizer(None, user_defined=[s], compat="llama.cpp").can_split_chars for s in ("<x>", "café")]
+            [False, True]
+        """
+        return bool(self._split_leads)
+
     def may_split_chars(self, text: str) -> bool:
         """llama.cpp only: can the user-defined symbols' byte trie stop inside one of
         ``text``'s characters (a char that shares its lead byte with a different char of some

@@ -82,7 +82,7 @@ class LabkitUnigramTokenizer(LabkitTokenizer):
         )
         self._needs_lookup = n.needs_lookup
         # llama.cpp's normaliser can split a character when a user-defined token is not ASCII
-        self._split_risk = bool(n.compat == "llama.cpp" and n._split_leads)
+        self._split_risk = n.can_split_chars
         # a .model decodes like sentencepiece, GGUF and tokenizer.json like tokenizers
         self.decoder = SpmDecoder(
             vocab,
