@@ -748,8 +748,7 @@ assert stepped == steps(split_bytes)[0] == "▁<" + UNMATCHABLE * 2 + "\ufffd>"
 # labkit turns each step that is not one valid character into one unmatchable char (a lone
 # surrogate), so the str lattice of this notebook runs unchanged: one step is one char, and an
 # unknown step costs the unknown score once. The ids below are the ones llama.cpp gives for this
-# file (`tests/test_conformance_random_gguf_ugm.py` pins them); decoding the split bytes as three
-# U+FFFD instead would match `�` three times.
+# file (`tests/test_conformance_random_gguf_ugm.py` pins them).
 
 # %%
 split_enc = t5_tok.encode("<木>", parse_special=False)
@@ -759,6 +758,16 @@ pd.DataFrame({"token": split_enc.tokens, "id": split_enc.ids, "offsets": split_e
 # %%
 assert split_enc.ids == [9, 2, 5, 2]  # '▁', '<' and the broken steps fused as <unk>, '�', '>'
 assert t5_tok.encode("<東>", parse_special=False).ids == [6]  # the whole token is split off first
+
+# %% [markdown]
+# Read as text instead, the broken bytes would be three U+FFFD, and the lattice of this
+# notebook would match the token `�` on each:
+
+# %%
+as_replacement = split_bytes.decode("utf-8", "replace")
+replacement_ids = [piece_id for piece_id, _, _ in t5_tok.model.encode(as_replacement)]
+print(repr(as_replacement), replacement_ids)
+assert replacement_ids == [9, 2, 5, 5, 5, 2] != split_enc.ids
 
 # %% [markdown]
 # Measured outside the book, against a live llama.cpp (`tools/make_random_gguf_refs.py`, which
