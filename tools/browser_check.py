@@ -160,19 +160,27 @@ def check_stored(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
     print(f"  {notebook.stem}: {shown}/{wanted} figures, {widgets} widget views, {errors} widget errors", flush=True)
 
 
-def run_through(page, cell: int) -> bool:
+RUN_SECONDS = 240  # cells that have not finished by then count as a failure, not a hang
+
+
+def run_through(page, cell: int) -> str:
     """Run the open notebook's cells from the first through ``cell`` with JupyterLab's own
-    commands (Run All Above, then Run Selected Cell); True once they ran without an error."""
-    ran = page.evaluate("""async (k) => {
+    commands (Run All Above, then Run Selected Cell): "ran", "error" (a cell raised) or
+    "timeout" (not done within RUN_SECONDS; Playwright's evaluate itself would wait forever)."""
+    outcome = page.evaluate("""async ([k, seconds]) => {
         const app = window.jupyterapp;
         const panel = app.shell.currentWidget;
-        await panel.sessionContext.ready;
-        panel.content.activeCellIndex = k;
-        const above = await app.commands.execute('notebook:run-all-above');
-        return above !== false && await app.commands.execute('notebook:run-cell') !== false;
-    }""", cell)
+        const run = (async () => {
+            await panel.sessionContext.ready;
+            panel.content.activeCellIndex = k;
+            const above = await app.commands.execute('notebook:run-all-above');
+            return above !== false && await app.commands.execute('notebook:run-cell') !== false ? "ran" : "error";
+        })();
+        const late = new Promise(done => setTimeout(() => done("timeout"), seconds * 1000));
+        return await Promise.race([run, late]);
+    }""", [cell, RUN_SECONDS])
     page.wait_for_timeout(1000)  # the outputs render after the kernel's replies
-    return bool(ran)
+    return outcome
 
 
 def find_widget(page, from_end: bool = False) -> bool:
@@ -230,8 +238,10 @@ def move_widget(page, stem: str, last: bool = False) -> bool:
 def check_live(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
     open_notebook(page, lab, notebook.stem)
     through = last_widget_cell(notebook)
-    if not run_through(page, through):
-        failures.append(f"{notebook.stem}: running cells 0-{through} stopped at an error")
+    outcome = run_through(page, through)
+    if outcome != "ran":
+        failures.append(f"{notebook.stem}: running cells 0-{through}: " +
+                        ("stopped at an error" if outcome == "error" else f"not done within {RUN_SECONDS} s"))
     errors = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     tracebacks = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output").filter(has_text="Traceback").count()
     if tracebacks:
