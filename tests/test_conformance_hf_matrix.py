@@ -220,3 +220,18 @@ def test_notebook_14_checkers(capsys):
     assert check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "none")
     assert not check_refused_component(by_name["hf/bpe-bytelevel-qwen2-nfc"], "normalizer NFC")
     assert "right" in capsys.readouterr().out
+
+
+def test_default_shares_the_cell_of_the_engine_it_picks(tmp_path, monkeypatch):
+    # "default" loads as labkit here (minilm's family): compared once, answered twice
+    import labkit.conformance.runner as runner
+    case = next(c for c in all_cases(["hf"]) if c.name == "hf/wordlevel-whitespace")
+    calls = []
+    compare = runner._compare
+    monkeypatch.setattr(runner, "_compare", lambda tok, *rest: calls.append(tok.engine) or compare(tok, *rest))
+    cells = runner.run_case(case, tmp_path, ("labkit", "hf", "default"), ["a b", "b a c"])
+    assert [c.served_by for c in cells] == ["labkit", "hf", "labkit"]
+    assert calls == ["labkit", "hf"]
+    labkit_cell, _, default_cell = cells
+    assert (default_cell.status, default_cell.comparisons, default_cell.strings) == \
+        (labkit_cell.status, labkit_cell.comparisons, labkit_cell.strings) and labkit_cell.comparisons > 0

@@ -120,8 +120,22 @@ class Lab:
 
 
 def open_notebook(page, lab: Lab, stem: str) -> None:
-    page.goto(lab.url(f"lab/tree/{stem}.ipynb") + "&reset", wait_until="domcontentloaded")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
+    """Show ``stem`` in JupyterLab: the app loads once (4-5 s here), later notebooks open through
+    its own command after the previous one is closed."""
+    if not page.url.startswith(lab.url("lab").split("?")[0]):
+        page.goto(lab.url(f"lab/tree/{stem}.ipynb") + "&reset", wait_until="domcontentloaded")
+    else:
+        page.evaluate("""async path => {
+            const app = window.jupyterapp;
+            for (const widget of [...app.shell.widgets('main')]) {
+                if (widget.context) widget.context.model.dirty = false;  // a run left it changed: no save dialog
+                widget.dispose();
+            }
+            const panel = await app.commands.execute('docmanager:open', {path});
+            await panel.context.ready;
+            await panel.revealed;
+        }""", f"{stem}.ipynb")
+    page.wait_for_selector(".jp-NotebookPanel:visible .jp-Cell", timeout=120_000)
     page.wait_for_timeout(1500)  # outputs, figures and saved widgets render after the cells appear
 
 

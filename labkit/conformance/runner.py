@@ -180,7 +180,8 @@ def _compare(tok, texts, answers, compare_offsets: bool) -> tuple[int, list[str]
 def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_ENGINES,
              texts: Sequence[str] | None = None, *, botchan: int = 40) -> list[Cell]:
     """Build one configuration under ``workdir`` and compare every engine with the reference
-    (on ``texts``, else the mixed corpus with ``botchan`` lines of the novel).
+    (on ``texts``, else the mixed corpus with ``botchan`` lines of the novel). An engine that
+    loads as one already compared (``default`` picks one of the others) shares that cell's answer.
 
     Example (one string, two engines):
         >>> import tempfile
@@ -198,6 +199,7 @@ def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_E
     texts = list(dict.fromkeys([*texts, *case.texts]))
     answers = _reference_answers(reference, texts)
     cells = []
+    compared: dict[tuple[type, str], Cell] = {}  # (class, engine) -> the cell that compared it
     for engine in engines:
         started = time.perf_counter()
         cell = Cell(case.name, engine, "exact", components=case.components)
@@ -207,10 +209,16 @@ def run_case(case: ConfigCase, workdir: Path, engines: Sequence[str] = DEFAULT_E
             cell.status, cell.message = "refused", str(exc)
         else:
             cell.served_by = tok.engine
-            cell.comparisons, found = _compare(tok, texts, answers, case.compare_offsets)
-            cell.strings = len(texts)
-            if found:
-                cell.status, cell.message = "differs", "\n".join(found)
+            same = compared.get((type(tok), tok.engine))
+            if same is not None:  # "default" picked an engine already compared: same file, same answers
+                cell.status, cell.message, cell.comparisons, cell.strings = (same.status, same.message,
+                                                                           same.comparisons, same.strings)
+            else:
+                cell.comparisons, found = _compare(tok, texts, answers, case.compare_offsets)
+                cell.strings = len(texts)
+                if found:
+                    cell.status, cell.message = "differs", "\n".join(found)
+                compared[type(tok), tok.engine] = cell
         cell.seconds = time.perf_counter() - started
         cells.append(cell)
     return cells
