@@ -144,31 +144,31 @@ def check_stored(page, lab: Lab, notebook: Path, failures: list[str]) -> None:
     open_notebook(page, lab, notebook.stem)
     panel = page.locator(".jp-NotebookPanel:visible")
     wanted = stored_figures(notebook)
-    # JupyterLab renders cells as they scroll into view: walk down the page, collecting what shows
-    figures, widgets, errors = set(), set(), 0
-    scroller = panel.locator(".jp-WindowedPanel-outer").first
-    for _ in range(200):
-        seen = panel.evaluate("""p => ({
-            figures: [...p.querySelectorAll('.jp-OutputArea-output img')].filter(i => i.naturalWidth > 0)
-                        .map(i => i.src.length + ':' + i.src.slice(-40)),
-            widgets: [...p.querySelectorAll('.jp-OutputArea-output .jupyter-widgets')]
-                        .map(w => w.closest('.jp-Cell') ? w.closest('.jp-Cell').dataset.windowedListIndex : '?'),
-            errors: [...p.querySelectorAll('.jp-OutputArea-output')].filter(o => o.textContent.includes('Error displaying widget')).length,
-        })""")
-        figures |= set(seen["figures"])
-        widgets |= set(seen["widgets"])
-        errors = max(errors, seen["errors"])
-        at_end = scroller.evaluate("e => { e.scrollTop += 800; return e.scrollTop + e.clientHeight >= e.scrollHeight - 4 }")
-        page.wait_for_timeout(120)
-        if at_end:
-            break
-    shown = len(figures)
+    # JupyterLab renders cells as they scroll into view: walk down the page (in the page itself,
+    # one round trip), collecting what shows after each step
+    seen = panel.evaluate("""async p => {
+        const figures = new Set(), widgets = new Set();
+        let errors = 0;
+        const scroller = p.querySelector('.jp-WindowedPanel-outer');
+        for (let step = 0; step < 200; step++) {
+            for (const i of p.querySelectorAll('.jp-OutputArea-output img'))
+                if (i.naturalWidth > 0) figures.add(i.src.length + ':' + i.src.slice(-40));
+            for (const w of p.querySelectorAll('.jp-OutputArea-output .jupyter-widgets'))
+                widgets.add(w.closest('.jp-Cell') ? w.closest('.jp-Cell').dataset.windowedListIndex : '?');
+            errors = Math.max(errors, [...p.querySelectorAll('.jp-OutputArea-output')]
+                                          .filter(o => o.textContent.includes('Error displaying widget')).length);
+            if (scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4) break;  // the bottom, seen
+            scroller.scrollTop += 800;
+            await new Promise(done => setTimeout(done, 120));
+        }
+        return {figures: figures.size, widgets: widgets.size, errors};
+    }""")
+    shown, widgets, errors = seen["figures"], seen["widgets"], seen["errors"]
     page.screenshot(path=str(SHOTS / f"{notebook.stem}-stored.png"))
     if shown < wanted:
         failures.append(f"{notebook.stem}: {shown} of {wanted} stored figures shown")
     if errors:
         failures.append(f"{notebook.stem}: 'Error displaying widget' shown {errors} time(s)")
-    widgets = len(widgets)
     if has_widgets(notebook) and not widgets:
         failures.append(f"{notebook.stem}: stored widgets not rendered (is the notebook trusted?)")
     print(f"  {notebook.stem}: {shown}/{wanted} figures, {widgets} widget views, {errors} widget errors", flush=True)

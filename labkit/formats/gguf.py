@@ -174,21 +174,38 @@ class _Cursor:
         raise self.fail(f"unexpected value type {vtype}")
 
     def _string_array(self, count: int) -> list[str]:
-        data, pos, end = self.data, self.pos, len(self.data)
-        unpack = struct.unpack_from
+        # the fast pass slices every string without a check per item (151k tokens, 151k merges):
+        # a string past the end or invalid UTF-8 sends it to the careful pass, which says where
+        data, start, end = self.data, self.pos, len(self.data)
+        unpack, pos, pieces = struct.unpack_from, start, []
+        append = pieces.append
+        try:
+            for _ in range(count):
+                (n,) = unpack("<Q", data, pos)
+                append(data[pos + 8 : pos + 8 + n])
+                pos += 8 + n
+            if pos <= end:
+                self.pos = pos
+                return list(map(bytes.decode, pieces))  # UTF-8, strict
+        except (struct.error, OverflowError, UnicodeDecodeError):  # past the end, or not UTF-8
+            pass
+        return self._string_array_checked(count, start)
+
+    def _string_array_checked(self, count: int, pos: int) -> list[str]:
+        """The string array item by item: the first bad string raises, naming its index."""
+        data, end = self.data, len(self.data)
         out = []
-        append = out.append
         for index in range(count):
             if pos + 8 > end:
                 self.pos = pos
                 raise self.fail(f"truncated in string {index} of {count}")
-            (n,) = unpack("<Q", data, pos)
+            (n,) = struct.unpack_from("<Q", data, pos)
             pos += 8
             if pos + n > end:
                 self.pos = pos
                 raise self.fail(f"truncated in string {index} of {count}")
             try:
-                append(data[pos : pos + n].decode("utf-8"))
+                out.append(data[pos : pos + n].decode("utf-8"))
             except UnicodeDecodeError as exc:
                 self.pos = pos
                 raise self.fail(f"string {index} is not valid UTF-8 ({exc.reason})") from None
@@ -591,6 +608,9 @@ def _check_merges_name_tokens(merges: list[tuple[str, str]], tokens: list[str], 
     """A merge whose halves or result are not tokens is a corrupt file (tokenizers refuses
     it too: "merge token out of vocabulary"); say which merge."""
     known = set(tokens)
+    lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
+    if known.issuperset(lefts) and known.issuperset(rights) and known.issuperset(map(str.__add__, lefts, rights)):
+        return  # every merge names tokens (C passes); else find the first that does not
     for index, (left, right) in enumerate(merges):
         for part in (left, right, left + right):
             if part not in known:
