@@ -20,14 +20,18 @@ test test-browser check: export HF_ENDPOINT := http://127.0.0.1:9
 
 install: $(STAMP)
 
-# setuptools' note on editable installs (a folder named like the package may shadow it) is about
-# this very layout, where the folder is the package: that note is silenced, pip's own output is not
+# uv (from PyPI, into .venv) installs the same packages as pip in a fraction of the time
+# (13 s against 61 s here, downloads included); pip does it if uv cannot. setuptools' note on
+# editable installs (a folder named like the package may shadow it) is about this very layout,
+# where the folder is the package: that note is silenced, the installer's own output is not
+INSTALL = PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" $(PY) -m uv pip install --python $(PY) -e
+PIP_INSTALL = $(PY) -m pip install --progress-bar on -e
+
 $(STAMP): pyproject.toml
-	@echo "labkit: installing into $(VENV) (the first time takes about two minutes) ..."
+	@echo "labkit: installing into $(VENV) (the first time takes under a minute) ..."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" \
-	  $(PY) -m pip install --progress-bar on -e '.[test]' | grep -E '^(Collecting|Successfully)' || true
+	$(PY) -m pip install --quiet uv
+	$(INSTALL) '.[test]' || $(PIP_INSTALL) '.[test]'
 	$(PY) -c "import labkit, tokenizers, jupyterlab" # fails loudly if the install did not complete
 	$(PY) tools/lab_settings.py
 	touch $(STAMP)
@@ -55,7 +59,7 @@ book: $(STAMP)
 
 # the book in a real browser (Debian's chromium, installed if missing; Playwright never downloads one)
 $(BROWSER_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,browser]'
+	$(INSTALL) '.[test,browser]' || $(PIP_INSTALL) '.[test,browser]'
 	touch $(BROWSER_STAMP)
 
 test-browser: $(BROWSER_STAMP) book
