@@ -60,3 +60,19 @@ def test_a_changed_draw_is_refused_not_compared():
     drawn["inputs_sha256"] = "0" * 64
     with pytest.raises(RuntimeError, match="remake"):
         sg.check("gpt2", "labkit", reference()["gpt2"], drawn)
+
+
+def test_a_vocab_read_once_gives_the_loads_answers():
+    # notebook 14 reads each file once and builds every engine from it: the same exact/refused
+    vocab = sg_read("gpt2")
+    for engine in sg.ENGINES:
+        by_load = sg.check("gpt2", engine, reference()["gpt2"], case("gpt2"))
+        by_build = sg.check("gpt2", engine, reference()["gpt2"], case("gpt2"), vocab)
+        assert by_load.split(":")[0] == by_build.split(":")[0], engine
+        assert ("engines that can" in by_build) is False
+
+
+def sg_read(name: str):
+    from labkit.formats.detect import read_vocab
+    from labkit.paths import bundled_path
+    return read_vocab(bundled_path(name))

@@ -100,16 +100,22 @@ def documented_differences(name: str, got: dict, want: dict, case: dict) -> dict
     return counts
 
 
-def check(name: str, engine: str, reference: dict, case: dict | None = None) -> str:
-    """"exact", "refused: why" or "differs: where" for one bundled name and engine."""
+def check(name: str, engine: str, reference: dict, case: dict | None = None, vocab=None) -> str:
+    """"exact", "refused: why" or "differs: where" for one bundled name and engine.
+
+    With ``vocab`` (the file read once by the caller, for every engine) the engine is built from
+    it: the same decision as ``labkit.load``, whose refusal also builds every other engine to name
+    those that can serve the file (seconds on qwen2), while this one gives the engine's own reason.
+    """
     import labkit
+    from labkit.factory import build_engine
 
     case = case or case_of(name)
     if (case["sha256"], case["inputs_sha256"]) != (reference["sha256"], reference["inputs_sha256"]):
         raise RuntimeError(f"{name}: the file or the drawn inputs are not what llama.cpp answered; "
                            f"remake {REFERENCE} (see tools/make_random_gguf_refs.py)")
     try:
-        tok = labkit.load(name, engine=engine)
+        tok = labkit.load(name, engine=engine) if vocab is None else build_engine(vocab, engine)
     except labkit.LabkitError as exc:
         return f"refused: {exc}"
     got = engine_answers(tok, case)
