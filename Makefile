@@ -21,10 +21,11 @@ test test-browser check: export HF_ENDPOINT := http://127.0.0.1:9
 install: $(STAMP)
 
 # uv (from PyPI, into .venv) installs the same packages as pip in a fraction of the time
-# (13 s against 61 s here, downloads included); pip does it if uv cannot. setuptools' note on
+# (24 s against 61 s here, downloads and bytecode included: with PYTHONDONTWRITEBYTECODE set,
+# as on these machines, nothing else would compile it); pip does it if uv cannot. setuptools' note on
 # editable installs (a folder named like the package may shadow it) is about this very layout,
 # where the folder is the package: that note is silenced, the installer's own output is not
-INSTALL = PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" $(PY) -m uv pip install --python $(PY) -e
+INSTALL = PYTHONWARNINGS="ignore:::setuptools.command.editable_wheel" $(PY) -m uv pip install --compile-bytecode --python $(PY) -e
 PIP_INSTALL = $(PY) -m pip install --progress-bar on -e
 
 $(STAMP): pyproject.toml

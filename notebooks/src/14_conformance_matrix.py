@@ -325,7 +325,7 @@ assert converted.encode("x").offsets == [(0, 0), (0, 1)] and differ
 # %%
 from labkit.conformance import random_gguf, random_hf, random_legacy, random_spm, random_tiktoken
 
-hf_seeds, spm_seeds, file_seeds = range(12), range(3), range(24)  # a slice: the tests run many more (see above)
+hf_seeds, spm_seeds, file_seeds, gguf_seeds = range(12), range(3), range(24), range(60)  # a slice: the tests run many more
 hf_results = random_hf.run_seeds(hf_seeds, engines=("labkit", "default"), botchan=4)
 spm_counts, spm_cells, _ = random_spm.run_seeds(spm_seeds, workdir / "random-spm", engines=("labkit", "default"),
                                                  botchan=2, out=open(workdir / "random-spm.log", "w"))
@@ -334,13 +334,13 @@ tiktoken_counts = random_tiktoken.run_seeds(file_seeds, workdir / "random-tiktok
 (workdir / "random-legacy").mkdir()
 legacy_counts = random_legacy.run_seeds(file_seeds, workdir / "random-legacy", engines=("labkit",))
 # every engine at once: the byte-level row of the GGUF table below reuses these counts
-gguf_counts = random_gguf.run_seeds(range(150), random_gguf.load_reference(), engines=random_gguf.ENGINES)
+gguf_counts = random_gguf.run_seeds(gguf_seeds, random_gguf.load_reference(), engines=random_gguf.ENGINES)
 random_summary = pd.DataFrame({
     f"tokenizer.json ({len(hf_seeds)} seeds)": Counter(r.status for r in hf_results),
     f".model ({len(spm_seeds)} seeds)": {k: spm_counts[k] for k in ("exact", "refused", "differs", "skipped")},
     f".tiktoken ({len(file_seeds)} seeds)": {k: tiktoken_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
     f"vocab.json / vocab.txt ({len(file_seeds)} seeds)": {k: legacy_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
-    "GGUF vs llama.cpp (150 seeds)": {k: gguf_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
+    f"GGUF vs llama.cpp ({len(gguf_seeds)} seeds)": {k: gguf_counts["labkit", k] for k in ("exact", "refused", "differs", "skipped")},
 }).reindex(["exact", "refused", "differs", "skipped"]).fillna(0).astype(int)
 random_summary
 
@@ -381,8 +381,8 @@ from labkit.conformance import shipped_gguf
 from labkit.formats.detect import read_vocab
 from labkit.paths import bundled_path
 
-# a slice of each family's stored files (the byte-level ones all 150: counted above); the tests run them all
-family_seeds = {"byte": range(150), "spm": range(30), "wpm": range(30), "ugm": range(12), "dna": range(30)}
+# a slice of each family's stored files (the byte-level ones counted above); the tests run them all
+family_seeds = {"byte": gguf_seeds, "spm": range(30), "wpm": range(30), "ugm": range(12), "dna": range(30)}
 family_label = {"byte": "byte-level", "spm": "llama", "wpm": "bert", "ugm": "t5", "dna": "hybriddna"}
 gguf_rows = {}
 for family, seeds in family_seeds.items():
