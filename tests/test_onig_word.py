@@ -46,7 +46,7 @@ def test_word_characters_equal_oniguruma_on_every_code_point(pattern):
 
 
 def test_regexs_own_word_class_is_not_oniguruma_s_so_the_check_can_fail():
-    plain = {c for c in CODE_POINTS if regex.match(r"\w", chr(c))}
+    plain = set(map(ord, regex.findall(r"\w", "".join(map(chr, CODE_POINTS)))))  # one C pass, not 1.1M calls
     assert plain ^ onig_matched(r"\w") == {0xB2, 0xB3, 0xB9, 0xBC, 0xBD, 0xBE, 0x200C, 0x200D}
 
 
