@@ -11,6 +11,7 @@ import base64
 import functools
 import json
 import shutil
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -586,3 +587,29 @@ def test_readers_only_raise_labkit_errors_on_wrong_json_types(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(FormatError, match=r"model\.vocab"):
         read_hf_json(tmp_path / "tokenizer.json")
+
+
+def _strings(*items: bytes) -> bytes:
+    return b"".join(struct.pack("<Q", len(item)) + item for item in items)
+
+
+@pytest.mark.parametrize("data,count,message", [
+    (_strings(b"a", "é".encode(), b"\xff\xfe", b"d"), 4, "string 2 is not valid UTF-8"),
+    (_strings(b"a", b"bc")[:-1], 2, "truncated in string 1 of 2"),
+    (_strings(b"a") + struct.pack("<Q", 2**63) + b"xyz", 2, "truncated in string 1 of 2"),
+    (_strings(b"a", b"b"), 3, "truncated in string 2 of 3"),
+])
+def test_gguf_string_array_names_the_bad_string(data, count, message):
+    # the fast pass slices without checks; a bad array falls to the careful pass, which says where
+    from labkit.formats.gguf import _Cursor
+    with pytest.raises(FormatError, match=message):
+        _Cursor(data, "x.gguf")._string_array(count)
+
+
+def test_gguf_string_array_fast_pass_equals_the_careful_one():
+    from labkit.formats.gguf import _Cursor
+    items = [s.encode() for s in ("", "a", "Ġthe", "日本", "😀", " <s>", "\x00")]
+    data = _strings(*items) + b"tail"
+    fast, careful = _Cursor(data, "x.gguf"), _Cursor(data, "x.gguf")
+    assert fast._string_array(len(items)) == careful._string_array_checked(len(items), 0) == [i.decode() for i in items]
+    assert fast.pos == careful.pos == len(data) - 4
