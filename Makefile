@@ -31,7 +31,7 @@ PIP_INSTALL = $(PY) -m pip install --progress-bar on -e
 $(STAMP): pyproject.toml
 	@echo "labkit: installing into $(VENV) (the first time takes under a minute) ..."
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet uv
+	$(PY) -m pip install --quiet uv || echo "labkit: uv could not be installed; pip installs instead"
 	$(INSTALL) '.[test]' || $(PIP_INSTALL) '.[test]'
 	$(PY) -c "import labkit, tokenizers, jupyterlab" # fails loudly if the install did not complete
 	$(PY) tools/lab_settings.py
