@@ -52,3 +52,85 @@ def test_cut_is_off_with_unused_pieces():
 
     model = SpmBpeModel(["<unk>", "a", "b", "ab", "c"], [0, -1, -2, -0.5, -3], [2, 1, 1, 5, 1])
     assert model.cut("abcab") == ["abcab"]
+
+
+# characters a regex class must escape, a newline, and characters no toy piece holds
+TOY_ALPHABET = "abc-]^\\\n" * 4 + "xyé😀"
+
+
+def _toy_model(rng, byte_fallback, reserved_lookup=True):
+    from labkit.algorithms.spm_bpe import SpmBpeModel
+
+    pieces = sorted({"".join(rng.choice("abc-]^\\\n") for _ in range(rng.randint(2, 4))) for _ in range(40)})
+    pieces = ["<unk>", "a", "b", "c", "-", "]", "^", "\\", "\n", "d", *pieces, *(f"<0x{v:02X}>" for v in range(256))]
+    types = [2, 1, 1, 1, 1, 1, 1, 1, 1, 3] + [1] * (len(pieces) - 266) + [6] * 256
+    scores = [0.0] + [float(rng.randint(-6, 0)) for _ in pieces[1:]]
+    return SpmBpeModel(pieces, scores, types, byte_fallback=byte_fallback, reserved_lookup=reserved_lookup)
+
+
+def _expand(parts):
+    """re.split's parts as chunks: each character of an even part alone, each odd part whole."""
+    return [chunk for index, part in enumerate(parts) for chunk in ((part,) if index % 2 else part)]
+
+
+def test_joined_runs_split_the_text_where_cut_does():
+    """The regex that keeps stretches of joined characters (runs_pattern) gives cut()'s chunks, on
+    toy models with characters a class must escape, unknown characters that fuse (no byte
+    fallback) or not, and a CONTROL piece spelled like a character; and on botchan-bpe."""
+    checked = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        for byte_fallback in (False, True):
+            model = _toy_model(rng, byte_fallback, reserved_lookup=rng.random() < 0.5)
+            pattern = model.runs_pattern()
+            if pattern is None:
+                continue
+            for _ in range(10):
+                text = "".join(rng.choice(TOY_ALPHABET + "d") for _ in range(rng.randint(1, 80)))
+                parts = pattern.split(text)
+                assert all(len(run) >= 2 for run in parts[1::2])
+                assert _expand(parts) == model.cut(text), (seed, byte_fallback, text)
+                checked += 1
+    assert checked > 600
+    model = labkit.load("botchan-bpe", engine="labkit").model
+    for text in _texts(3, 10, 1200):
+        text = text.replace(" ", "▁")
+        assert _expand(model.runs_pattern().split(text)) == model.cut(text), text[:60]
+
+
+def test_joined_runs_gives_up_where_the_groups_are_too_many():
+    from labkit.algorithms.spm_bpe import JOINED_RUN_GROUPS, joined_runs
+
+    # each of these characters may stand after a different set: one group each
+    chars = [chr(0x4E00 + k) for k in range(JOINED_RUN_GROUPS + 1)]
+    pairs = frozenset(chars[k] + right for k in range(len(chars)) for right in chars[:k + 1])
+    assert joined_runs(pairs) is None
+    assert joined_runs(frozenset()) is None
+    assert joined_runs(frozenset(), known=frozenset("a")).split("abcd") == ["a", "bcd", ""]
+
+
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_a_long_chunk_by_the_runs_pattern_gives_the_ids_of_the_cut(byte_fallback):
+    """The engine's long-chunk path with the runs pattern (characters alone looked up as one id
+    or a tuple of byte ids, stretches merged once each) against the same engine cutting with
+    cut(), which the sentencepiece tests hold exact; every text longer than the word cache's limit."""
+    from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, SpecialTokens, VocabData
+    from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
+
+    for seed in range(12):
+        rng = random.Random(seed)
+        model = _toy_model(rng, byte_fallback)
+        kinds = {2: TOKEN_UNKNOWN, 1: TOKEN_NORMAL, 3: TOKEN_CONTROL, 6: TOKEN_BYTE}
+        vocab = VocabData(
+            source="toy", format="gguf", model="spm_bpe", tokens=model.tokens, scores=model.scores,
+            token_types=[kinds[t] for t in model.types],
+            normalizer={"add_dummy_prefix": False, "remove_extra_whitespaces": False,
+                        "escape_whitespaces": True, "charsmap": None},
+            options={"byte_fallback": byte_fallback}, specials=SpecialTokens(unk="<unk>", unk_id=0))
+        runs, cuts = SpmBpeTokenizer(vocab), SpmBpeTokenizer(vocab)
+        cuts.model._runs_pattern = None  # the path before the pattern: cut() and isolated runs
+        assert runs.model.runs_pattern() is not None
+        for _ in range(6):
+            text = "".join(rng.choice(TOY_ALPHABET) for _ in range(rng.randint(CACHED_WORD_CHARS + 1, 900)))
+            assert runs.encode_ordinary(text) == cuts.encode_ordinary(text), (seed, text[:60])
+            assert runs.encode_ordinary(text) == runs.encode(text).ids

@@ -5,6 +5,7 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given, settings, strategies as st
 
+import labkit
 from labkit.algorithms.charsmap import CharsMap, SpmNormalizer, decode_unit, unit_label, unit_offset
 from labkit.core import LabkitError
 from labkit.formats.spm_model import read_spm_model
@@ -144,3 +145,16 @@ def test_bad_input_raises_labkit_error():
         SpmNormalizer(None).normalize(b"bytes")
     with pytest.raises(LabkitError):
         SpmNormalizer(None).normalize_bytes("str")
+
+
+def test_a_charsmaps_shape_is_found_once_per_blob_and_is_the_walks():
+    """char_shape is kept per blob for the process (every SentencePiece model that shares
+    nmt_nfkc shares it): a second CharsMap of the same bytes gets the same answer without a walk,
+    and that answer is what the walk finds."""
+    from labkit.algorithms import charsmap as module
+
+    blob = labkit.load("botchan-unigram").vocab.normalizer["charsmap"]
+    first = module.CharsMap(blob).char_shape()
+    second = module.CharsMap(bytes(blob)).char_shape()
+    assert second is first and first == module.CharsMap(blob)._walk_char_shape()
+    assert "Ａ" in first[0] and "\u0301" in first[1]

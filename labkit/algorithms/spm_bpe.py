@@ -81,6 +81,59 @@ def unjoinable_cuts(text: str, joinable) -> list[int]:
     return list(compress(count(1), map(not_, map(joinable.__contains__, map(add, text, text[1:])))))  # in C: one pass
 
 
+# past this many groups of characters (by what may stand before them), joined_runs gives up:
+# the regex engine would try each group at every character, slower than unjoinable_cuts
+JOINED_RUN_GROUPS = 48
+
+
+def joined_runs(joinable: frozenset, known: frozenset | None = None) -> re.Pattern | None:
+    """A pattern whose ``split`` keeps, as its odd items, each stretch of two or more characters
+    joined pair by pair: every two neighbours in ``joinable``, or (when ``known`` is given) both
+    outside ``known``, as two unknown characters fuse into one ``<unk>``. The even items hold the
+    characters between, each a chunk of its own. These are the chunks of :meth:`SpmBpeModel.cut`
+    found by the regex engine in one pass (in C), without a string for each one-character chunk.
+    None when nothing is joinable or the characters fall into more than ``JOINED_RUN_GROUPS``
+    groups.
+
+    Each character after a stretch's first is matched as ``[ys](?<=[xs].)``: one of the ``ys``
+    whose left neighbour is one of the ``xs`` that may stand before it (characters grouped by
+    that set). The regex engine skips a branch at once when its first class does not match, and
+    skips a position at once where the first character's class does not match.
+
+    Example:
+        >>> joined_runs(frozenset({"ab", "bc"})).split("xabcyab")
+        ['x', 'abc', 'y', 'ab', '']
+        >>> joined_runs(frozenset({"ab"}), known=frozenset("ab")).split("abxyab")
+        ['', 'ab', '', 'xy', '', 'ab', '']
+    """
+    before: dict[str, set[str]] = {}
+    for pair in joinable:
+        before.setdefault(pair[1], set()).add(pair[0])
+    groups: dict[frozenset, list[str]] = {}
+    for right, lefts in before.items():
+        groups.setdefault(frozenset(lefts), []).append(right)
+    if len(groups) > JOINED_RUN_GROUPS or not (groups or known is not None):
+        return None
+
+    def one_of(members) -> str:
+        return "[" + "".join(map(re.escape, sorted(members))) + "]"
+
+    def none_of(members) -> str:
+        return "[^" + "".join(map(re.escape, sorted(members))) + "]" if members else "(?s:.)"
+
+    # the largest groups first: the branch is tried in order
+    steps = [f"{one_of(rights)}(?<={one_of(lefts)}(?s:.))"
+             for lefts, rights in sorted(groups.items(), key=lambda item: (-len(item[1]), sorted(item[1])))]
+    starts = {pair[0] for pair in joinable}
+    if known is None:
+        first = one_of(starts)
+    else:
+        unknown = none_of(known)
+        steps.append(f"{unknown}(?<={unknown}(?s:.))")
+        first = none_of(known - starts)  # one class, so that the search can skip by it
+    return re.compile(f"({first}(?:{'|'.join(steps)})++)")
+
+
 def rescan(text: str, place: Callable[[str, int], int], nothing: int) -> list[str]:
     """The score-BPE loop on a short text, with nothing else to mind (:meth:`SpmBpeModel.merge_naive`
     without its trace, frozen symbols and unused pieces): join the best pair (the lowest place,
@@ -207,6 +260,7 @@ class SpmBpeModel:
         # a character that is no piece (an unknown one): cut() keeps two of them together
         known_chars = sorted(p for p in self.symbol_to_id if len(p) == 1)
         self._unknown_char_re = re.compile("[^" + "".join(map(re.escape, known_chars)) + "]" if known_chars else "(?s:.)")
+        self._runs_pattern: re.Pattern | None | bool = False  # runs_pattern() builds it
 
     @classmethod
     def from_vocab(cls, vocab) -> "SpmBpeModel":
@@ -281,6 +335,22 @@ class SpmBpeModel:
         if not cuts:
             return [text]
         return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+
+    def runs_pattern(self) -> re.Pattern | None:
+        """The :func:`joined_runs` pattern of this model's chunks (built on first use), None where
+        :meth:`cut` never cuts (unused pieces) or the pattern would be slower than cutting.
+
+        Example:
+            >>> import labkit
+            >>> model = labkit.load("botchan-bpe", engine="labkit").model
+            >>> model.runs_pattern().split("▁2024▁the"), model.cut("▁2024▁the")
+            (['▁2024', '▁the', ''], ['▁', '2', '0', '2', '4', '▁the'])
+        """
+        if self._runs_pattern is False:
+            # two unknown characters fuse into one <unk> without byte fallback: they stay together
+            known = None if self.byte_fallback else frozenset(p for p in self.symbol_to_id if len(p) == 1)
+            self._runs_pattern = None if self._joinable is None else joined_runs(self._joinable, known)
+        return self._runs_pattern
 
     def isolated_runs(self, text: str, shortest: int = 1) -> list[str]:
         """``text`` split around runs (of at least ``shortest``) of isolated characters (pieces
@@ -579,6 +649,27 @@ class SpmBpeModel:
         """
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused
         return self.symbols_to_ids(self._rescanned(text) if short else self.merge_buckets(text))
+
+    def encode_ids_all(self, texts: list[str]) -> list[list[int]]:
+        """:meth:`encode_ids` of each text, the short ones rescanned here in one loop (a long
+        chunk's thousands of distinct pieces cost one call, not three each).
+
+        Example (botchan-bpe):
+            >>> import labkit
+            >>> labkit.load("botchan-bpe", engine="labkit").model.encode_ids_all(["▁the", "qz"])
+            [[9], [968, 982]]
+        """
+        if self._user_by_first or self.unused:
+            return list(map(self.encode_ids, texts))
+        place, nothing = self._score_rank.get, len(self._score_rank) + 1
+        lookup, unk = self.symbol_to_id.get, self.unk_id
+        out = []
+        for text in texts:
+            ids = list(map(lookup, rescan(text, place, nothing))) if len(text) <= SHORT_TEXT_CHARS else None
+            if ids is None or None in ids or unk in ids:  # long, or unknowns to fuse or spell by bytes
+                ids = self.encode_ids(text)
+            out.append(ids)
+        return out
 
     def symbols_to_ids(self, symbols: list[str]) -> list[int]:
         """:meth:`pieces_to_ids` without the spans: every symbol looked up in one pass, the

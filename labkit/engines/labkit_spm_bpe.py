@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import re
-from itertools import chain, compress, repeat
+from itertools import chain, compress, repeat, zip_longest
 from operator import is_
 
 from labkit.algorithms.bounded import BoundedDict
@@ -49,6 +49,37 @@ CACHED_WORD_CHARS = 256  # longer words are merged every time: a cache entry's s
 # path looks up as a run: shorter ones are cut like the rest (16 measured fastest, as for llama.cpp's loop)
 ISOLATED_RUN_CHARS = 16
 _TEXT_START = SegmentContext(index=0, after_added=False, at_text_start=True)
+
+
+class CharIds(BoundedDict):
+    """The ids of one character merged alone, made by ``ids_of`` the first time it is asked for:
+    a long chunk's one-character pieces are looked up with ``map`` (in C) through it. With
+    ``one=True`` each value is the character's one id, not a tuple (a model without byte
+    fallback: an unknown character is one ``<unk>``).
+
+    Example:
+        >>> ids = CharIds(lambda char: [ord(char)])
+        >>> list(map(ids.__getitem__, "ab")), dict(ids)
+        ([(97,), (98,)], {'a': (97,), 'b': (98,)})
+        >>> list(map(CharIds(lambda char: [ord(char)], one=True).__getitem__, "ab"))
+        [97, 98]
+    """
+
+    __slots__ = ("ids_of", "one")
+
+    def __init__(self, ids_of, limit: int = 1 << 16, *, one: bool = False):
+        super().__init__(limit)
+        self.ids_of = ids_of
+        self.one = one
+
+    def __missing__(self, char: str) -> tuple[int, ...] | int:
+        ids = tuple(self.ids_of(char))
+        if self.one:
+            if len(ids) != 1:
+                raise LabkitError(f"CharIds: {char!r} alone is {len(ids)} tokens, not one")
+            ids = ids[0]
+        self[char] = ids
+        return ids
 
 
 class SpmBpeTokenizer(LabkitTokenizer):
@@ -93,6 +124,9 @@ class SpmBpeTokenizer(LabkitTokenizer):
             self._chunk_re = None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, list[int]] = BoundedDict()  # the pieces of long chunks, ids only
+        # the ids (or, without byte fallback, the one id) of a character that is a piece of its own
+        self._char_ids = CharIds(self.model.encode_ids)
+        self._char_id = CharIds(self.model.encode_ids, one=True)
         self.decoder = SpmDecoder(
             vocab,
             style=decode_style,
@@ -114,6 +148,8 @@ class SpmBpeTokenizer(LabkitTokenizer):
         """
         self._cache.clear()
         self._ids_cache.clear()
+        self._char_ids.clear()
+        self._char_id.clear()
 
     # -- encode -------------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
@@ -203,10 +239,21 @@ class SpmBpeTokenizer(LabkitTokenizer):
         return tuple(out)
 
     def _long_word_ids(self, word: str) -> list[int]:
-        """The ids of a long chunk, as :meth:`_long_word` makes them (no offsets made): a long
-        run of isolated characters looked up as a run, the rest cut where no merge can cross
-        and each distinct piece merged once, through a cache of ids (spans would cost a tuple
-        per token)."""
+        """The ids of a long chunk, as :meth:`_long_word` makes them (no offsets made): cut where
+        no merge can cross, each distinct piece merged once through a cache of ids (spans would
+        cost a tuple per token). Where the model has a :meth:`~SpmBpeModel.runs_pattern`, the
+        regex engine finds the pieces of two or more characters and each character between is
+        looked up alone (:class:`CharIds`); otherwise a long run of isolated characters is looked
+        up as a run and the rest cut."""
+        pattern = self.model.runs_pattern()
+        if pattern is not None:
+            parts = pattern.split(word)  # characters alone, a piece, characters alone, ...
+            pieces = self._all_ids(parts[1::2], self.model.encode_ids, ids_of_all=self.model.encode_ids_all)
+            if self.model.byte_fallback:  # a character alone may be several byte pieces: a tuple each
+                alone = map(chain.from_iterable, map(map, repeat(self._char_ids.__getitem__), parts[::2]))
+            else:  # one id each (an unknown one is <unk>)
+                alone = map(map, repeat(self._char_id.__getitem__), parts[::2])
+            return list(chain.from_iterable(chain.from_iterable(zip_longest(alone, pieces, fillvalue=()))))  # in C
         out: list[int] = []
         lookup = self.model.piece_to_id.__getitem__
         # a short run of isolated characters is cut like the rest (each character its own piece):
@@ -218,14 +265,17 @@ class SpmBpeTokenizer(LabkitTokenizer):
                 out += chain.from_iterable(self._all_ids(self.model.cut(part), self.model.encode_ids))
         return out
 
-    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
+    def _all_ids(self, pieces: list[str], ids_of, *, ids_of_all=None) -> list[tuple[int, ...] | list[int]]:
         """The ids of each piece: the cached ones found in one pass (in C), each other distinct
-        piece made once by ``ids_of`` and cached if short enough."""
+        piece made once by ``ids_of`` (or all at once by ``ids_of_all``) and cached if short enough."""
         cache = self._ids_cache
         found = list(map(cache.get, pieces))
         if None in found:  # a piece not cached (the ids of a piece are never empty)
             missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
-            made = {piece: ids_of(piece) for piece in missing}
+            if ids_of_all is None:
+                made = {piece: ids_of(piece) for piece in missing}
+            else:
+                made = dict(zip(missing, ids_of_all(list(missing))))
             cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
             found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
         return found
