@@ -134,3 +134,13 @@ def test_a_long_chunk_by_the_runs_pattern_gives_the_ids_of_the_cut(byte_fallback
             text = "".join(rng.choice(TOY_ALPHABET) for _ in range(rng.randint(CACHED_WORD_CHARS + 1, 900)))
             assert runs.encode_ordinary(text) == cuts.encode_ordinary(text), (seed, text[:60])
             assert runs.encode_ordinary(text) == runs.encode(text).ids
+
+
+def test_a_text_with_no_joinable_neighbours_is_left_as_characters_as_the_queue_leaves_it():
+    """merge_buckets returns the characters at once when no two neighbours sit side by side in
+    any piece (a line of CJK for an English vocabulary): the queue makes no merge there either."""
+    model = labkit.load("botchan-bpe", engine="labkit").model
+    for text in ("日本語の文章です" * 20, "日本" + "0" * 70, "▁" + "x" * 80, "▁the" + "日" * 70):
+        assert model.merge_buckets(text) == model.merge(text), text[:20]
+    assert model.merge_buckets("日本語" * 30) == list("日本語" * 30)
+    assert model.merge_buckets("▁the" + "日" * 70)[0] == "▁the"  # a joinable pair: merged as before

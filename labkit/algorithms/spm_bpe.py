@@ -508,6 +508,8 @@ class SpmBpeModel:
         """
         if self.unused:
             return self.merge(text)
+        if not self._user_by_first and self._joinable is not None and self._joinable.isdisjoint(map(add, text, text[1:])):
+            return list(text)  # no two neighbours sit side by side in any piece: nothing merges
         tokens, size = self.tokens, len(self.tokens)
         stand_in: dict[str, int] = {}  # a symbol that never merges -> its id past the vocabulary
         if self._user_by_first:

@@ -335,6 +335,83 @@ print("llama-spm:", chunk_rule(v.tokens, v.token_types), " botchan-bpe:", chunk_
 assert chunk_rule(v.tokens, v.token_types) == "prefix"
 
 # %% [markdown]
+# A text with no space at all (a long number, a hash, a line of CJK) is one word, and the
+# engine cuts it again: between two characters that sit side by side in no piece a merge can
+# make. No merge can ever join them, so each side merges on its own, and each distinct chunk
+# is merged once. (Two characters the vocabulary lacks stay together: without byte fallback
+# they fuse into one `<unk>`.) On the page, with botchan-bpe and random letters:
+
+# %%
+import random
+
+model = botchan.model
+joinable = {piece[k:k + 2] for piece in model.mergeable for k in range(len(piece) - 1)}
+rng = random.Random(0)
+word = "▁" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(40))
+chunks, start = [], 0
+for i in range(1, len(word)):
+    if word[i - 1:i + 1] not in joinable:  # nothing can join these two: cut
+        chunks.append(word[start:i])
+        start = i
+chunks.append(word[start:])
+print(chunks)
+assert chunks == model.cut(word)
+
+# %% [markdown]
+# Most chunks are one character, and a one-character chunk is one lookup. So the engine
+# asks the regex engine for the other chunks only: `runs_pattern()` matches a stretch of two
+# or more characters in which each character may follow the one before it (one class per
+# group of characters that share the characters allowed before them). `split` keeps the
+# stretches as its odd items; the even items are characters that stand alone:
+
+# %%
+parts = model.runs_pattern().split(word)
+print(parts)
+assert [c for k, part in enumerate(parts) for c in ((part,) if k % 2 else part)] == chunks
+assert sum(len(chunk) == 1 for chunk in chunks) > len(chunks) / 2  # most chunks: one character
+
+# %% [markdown]
+# On a megabyte of random letters, the loop above in C (`cut`) against the split, and the
+# engine's first encode against sentencepiece called directly (CPU seconds, best of three;
+# `python -m labkit.bench long --vocab botchan-bpe` measures with medians of interleaved rounds):
+
+# %% tags=["nbval-ignore-output"]
+import time
+
+import sentencepiece
+
+from labkit.bench.texts import long_texts
+from labkit.paths import bundled_path
+
+
+def cpu_s(fn):
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+letters = "▁" + long_texts(1.0, names=("letters",))["letters"]
+assert [c for k, part in enumerate(model.runs_pattern().split(letters))
+        for c in ((part,) if k % 2 else part)] == model.cut(letters)
+sp_botchan = sentencepiece.SentencePieceProcessor(model_file=str(bundled_path("botchan-bpe")))
+fresh = {}
+first_s = []
+for _ in range(3):
+    fresh["tok"] = labkit.load("botchan-bpe")
+    start = time.process_time()
+    ids = fresh["tok"].encode(letters[1:]).ids
+    first_s.append(time.process_time() - start)
+assert ids == sp_botchan.encode(letters[1:])
+split_rows = {"cut (pairs looked up in C)": cpu_s(lambda: model.cut(letters)),
+              "runs_pattern().split": cpu_s(lambda: model.runs_pattern().split(letters)),
+              "labkit first encode": min(first_s),
+              "sentencepiece encode": cpu_s(lambda: sp_botchan.encode(letters[1:]))}
+pd.Series(split_rows, name="CPU s per MB").round(3).to_frame()
+
+# %% [markdown]
 # ## 6. Exactness against sentencepiece and tokenizers
 #
 # All 46 llama.cpp vectors (made with HF `tokenizers`) through labkit, the `tokenizers`
