@@ -144,3 +144,17 @@ def test_a_text_with_no_joinable_neighbours_is_left_as_characters_as_the_queue_l
         assert model.merge_buckets(text) == model.merge(text), text[:20]
     assert model.merge_buckets("日本語" * 30) == list("日本語" * 30)
     assert model.merge_buckets("▁the" + "日" * 70)[0] == "▁the"  # a joinable pair: merged as before
+
+
+def test_the_rescanning_loop_makes_the_queues_merges_on_short_texts():
+    """rescan (what every short piece of a long word goes through) against the textbook loop and
+    sentencepiece's queue, on toy models whose scores tie often, texts of 0 to 40 characters."""
+    from labkit.algorithms.spm_bpe import rescan
+
+    for seed in range(80):
+        rng = random.Random(seed)
+        model = _toy_model(rng, byte_fallback=False)
+        place, nothing = model._score_rank.get, len(model._score_rank) + 1
+        for _ in range(15):
+            text = "".join(rng.choice("abc-]^") for _ in range(rng.randint(0, 40)))
+            assert rescan(text, place, nothing) == model.merge_naive(text) == model.merge(text), (seed, text)
