@@ -146,18 +146,18 @@ def rescan(text: str, place: Callable[[str, int], int], nothing: int) -> list[st
     """
     symbols = list(text)
     places = list(map(place, map(add, symbols, symbols[1:]), repeat(nothing)))  # in C: one pass
-    best_place = min(places, default=nothing)
-    while best_place != nothing:
+    while places:
+        best_place = min(places)
+        if best_place == nothing:
+            break
         best = places.index(best_place)  # the first of the best: the leftmost
-        merged = symbols[best] + symbols[best + 1]
-        symbols[best:best + 2] = (merged,)
-        if best + 1 < len(symbols):  # the pair just joined gives way to the one on its right
-            places[best:best + 2] = (place(merged + symbols[best + 1], nothing),)
-        else:
-            del places[best]
+        merged = symbols[best] + symbols.pop(best + 1)
+        symbols[best] = merged
+        del places[best]  # the pair just joined
+        if best < len(places):  # the pair to its right, now starting with the joined symbol
+            places[best] = place(merged + symbols[best + 1], nothing)
         if best:  # the pair to its left
             places[best - 1] = place(symbols[best - 1] + merged, nothing)
-        best_place = min(places, default=nothing)
     return symbols
 
 
