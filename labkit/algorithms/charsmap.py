@@ -905,9 +905,9 @@ class SpmNormalizer:
         A rule starts at a char when a user-defined symbol starts with it, when a charsmap
         key ends within its UTF-8 bytes (one-char keys), or one char before a char that is the
         second char of a longer key. Text with no hot char needs no trie walk. The set of
-        second chars is found once, on first use, with a walk bounded by the number of units
-        (:meth:`CharsMap.second_chars`); each char is then decided once with a walk of at most
-        4 bytes. Nothing here lists the trie's keys, so the work never grows with how many
+        second chars is found on first use (once per charsmap and process), with a walk
+        bounded by the number of units (:meth:`CharsMap.second_chars`); each char is then
+        decided once with a walk of at most 4 bytes. Nothing here lists the trie's keys, so the work never grows with how many
         paths the trie holds.
         """
         self._user_first = frozenset(symbol[0] for symbol in self.user_defined)
