@@ -113,7 +113,8 @@ def test_joined_runs_gives_up_where_the_groups_are_too_many():
 def test_a_long_chunk_by_the_runs_pattern_gives_the_ids_of_the_cut(byte_fallback):
     """The engine's long-chunk path with the runs pattern (characters alone looked up as one id
     or a tuple of byte ids, stretches merged once each) against the same engine cutting with
-    cut(), which the sentencepiece tests hold exact; every text longer than the word cache's limit."""
+    cut(), which the sentencepiece tests hold exact, and against the spans pass that offsets
+    need (it raises when its ids differ); every text longer than the word cache's limit."""
     from labkit.core import TOKEN_BYTE, TOKEN_CONTROL, TOKEN_NORMAL, TOKEN_UNKNOWN, SpecialTokens, VocabData
     from labkit.engines.labkit_spm_bpe import CACHED_WORD_CHARS, SpmBpeTokenizer
 
@@ -132,8 +133,11 @@ def test_a_long_chunk_by_the_runs_pattern_gives_the_ids_of_the_cut(byte_fallback
         assert runs.model.runs_pattern() is not None
         for _ in range(6):
             text = "".join(rng.choice(TOY_ALPHABET) for _ in range(rng.randint(CACHED_WORD_CHARS + 1, 900)))
-            assert runs.encode_ordinary(text) == cuts.encode_ordinary(text), (seed, text[:60])
-            assert runs.encode_ordinary(text) == runs.encode(text).ids
+            ids = runs.encode_ordinary(text)
+            assert ids == cuts.encode_ordinary(text), (seed, text[:60])
+            # reading the offsets runs the spans pass (cut(), each chunk's spans), which must give these ids
+            encoding = runs.encode(text)
+            assert encoding.ids == ids and len(encoding.offsets) == len(ids)
 
 
 def test_a_text_with_no_joinable_neighbours_is_left_as_characters_as_the_queue_leaves_it():

@@ -907,8 +907,8 @@ class SpmNormalizer:
         second char of a longer key. Text with no hot char needs no trie walk. The set of
         second chars is found on first use (once per charsmap and process), with a walk
         bounded by the number of units (:meth:`CharsMap.second_chars`); each char is then
-        decided once with a walk of at most 4 bytes. Nothing here lists the trie's keys, so the work never grows with how many
-        paths the trie holds.
+        decided once with a walk of at most 4 bytes. Nothing here lists the trie's keys, so the
+        work never grows with how many paths the trie holds.
         """
         self._user_first = frozenset(symbol[0] for symbol in self.user_defined)
         self._hot_memo: dict[str, bool] = {}

@@ -258,8 +258,9 @@ class SpmBpeModel:
         self._isolated_class = "[" + "".join(map(re.escape, isolated)) + "]" \
             if isolated and self._joinable is not None else None
         # a character that is no piece (an unknown one): cut() keeps two of them together
-        known_chars = sorted(p for p in self.symbol_to_id if len(p) == 1)
-        self._unknown_char_re = re.compile("[^" + "".join(map(re.escape, known_chars)) + "]" if known_chars else "(?s:.)")
+        self._known_chars = frozenset(p for p in self.symbol_to_id if len(p) == 1)
+        self._unknown_char_re = re.compile(
+            "[^" + "".join(map(re.escape, sorted(self._known_chars))) + "]" if self._known_chars else "(?s:.)")
         self._runs_pattern: re.Pattern | None | bool = False  # runs_pattern() builds it
 
     @classmethod
@@ -348,7 +349,7 @@ class SpmBpeModel:
         """
         if self._runs_pattern is False:
             # two unknown characters fuse into one <unk> without byte fallback: they stay together
-            known = None if self.byte_fallback else frozenset(p for p in self.symbol_to_id if len(p) == 1)
+            known = None if self.byte_fallback else self._known_chars
             self._runs_pattern = None if self._joinable is None else joined_runs(self._joinable, known)
         return self._runs_pattern
 
@@ -651,27 +652,6 @@ class SpmBpeModel:
         """
         short = len(text) <= SHORT_TEXT_CHARS and not self.unused
         return self.symbols_to_ids(self._rescanned(text) if short else self.merge_buckets(text))
-
-    def encode_ids_all(self, texts: list[str]) -> list[list[int]]:
-        """:meth:`encode_ids` of each text, the short ones rescanned here in one loop (a long
-        chunk's thousands of distinct pieces cost one call, not three each).
-
-        Example (botchan-bpe):
-            >>> import labkit
-            >>> labkit.load("botchan-bpe", engine="labkit").model.encode_ids_all(["▁the", "qz"])
-            [[9], [968, 982]]
-        """
-        if self._user_by_first or self.unused:
-            return list(map(self.encode_ids, texts))
-        place, nothing = self._score_rank.get, len(self._score_rank) + 1
-        lookup, unk = self.symbol_to_id.get, self.unk_id
-        out = []
-        for text in texts:
-            ids = list(map(lookup, rescan(text, place, nothing))) if len(text) <= SHORT_TEXT_CHARS else None
-            if ids is None or None in ids or unk in ids:  # long, or unknowns to fuse or spell by bytes
-                ids = self.encode_ids(text)
-            out.append(ids)
-        return out
 
     def symbols_to_ids(self, symbols: list[str]) -> list[int]:
         """:meth:`pieces_to_ids` without the spans: every symbol looked up in one pass, the

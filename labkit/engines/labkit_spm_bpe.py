@@ -124,9 +124,8 @@ class SpmBpeTokenizer(LabkitTokenizer):
             self._chunk_re = None
         self._cache: dict[str, tuple[tuple[int, int, int], ...]] = BoundedDict()
         self._ids_cache: dict[str, list[int]] = BoundedDict()  # the pieces of long chunks, ids only
-        # the ids (or, without byte fallback, the one id) of a character that is a piece of its own
-        self._char_ids = CharIds(self.model.encode_ids)
-        self._char_id = CharIds(self.model.encode_ids, one=True)
+        # a character that is a piece of its own: its one id, or (byte fallback) a tuple of ids
+        self._char_ids = CharIds(self.model.encode_ids, one=not self.model.byte_fallback)
         self.decoder = SpmDecoder(
             vocab,
             style=decode_style,
@@ -149,7 +148,6 @@ class SpmBpeTokenizer(LabkitTokenizer):
         self._cache.clear()
         self._ids_cache.clear()
         self._char_ids.clear()
-        self._char_id.clear()
 
     # -- encode -------------------------------------------------------------------
     def _encode_segment(self, text: str, context: SegmentContext) -> list[tuple[int, int, int]]:
@@ -248,11 +246,10 @@ class SpmBpeTokenizer(LabkitTokenizer):
         pattern = self.model.runs_pattern()
         if pattern is not None:
             parts = pattern.split(word)  # characters alone, a piece, characters alone, ...
-            pieces = self._all_ids(parts[1::2], self.model.encode_ids, ids_of_all=self.model.encode_ids_all)
-            if self.model.byte_fallback:  # a character alone may be several byte pieces: a tuple each
-                alone = map(chain.from_iterable, map(map, repeat(self._char_ids.__getitem__), parts[::2]))
-            else:  # one id each (an unknown one is <unk>)
-                alone = map(map, repeat(self._char_id.__getitem__), parts[::2])
+            pieces = self._all_ids(parts[1::2], self.model.encode_ids)
+            alone = map(map, repeat(self._char_ids.__getitem__), parts[::2])
+            if not self._char_ids.one:  # with byte fallback a character alone may be several ids: a tuple each
+                alone = map(chain.from_iterable, alone)
             return list(chain.from_iterable(chain.from_iterable(zip_longest(alone, pieces, fillvalue=()))))  # in C
         out: list[int] = []
         lookup = self.model.piece_to_id.__getitem__
@@ -265,17 +262,14 @@ class SpmBpeTokenizer(LabkitTokenizer):
                 out += chain.from_iterable(self._all_ids(self.model.cut(part), self.model.encode_ids))
         return out
 
-    def _all_ids(self, pieces: list[str], ids_of, *, ids_of_all=None) -> list[tuple[int, ...] | list[int]]:
+    def _all_ids(self, pieces: list[str], ids_of) -> list[tuple[int, ...] | list[int]]:
         """The ids of each piece: the cached ones found in one pass (in C), each other distinct
-        piece made once by ``ids_of`` (or all at once by ``ids_of_all``) and cached if short enough."""
+        piece made once by ``ids_of`` and cached if short enough."""
         cache = self._ids_cache
         found = list(map(cache.get, pieces))
         if None in found:  # a piece not cached (the ids of a piece are never empty)
             missing = dict.fromkeys(compress(pieces, map(is_, found, repeat(None))))
-            if ids_of_all is None:
-                made = {piece: ids_of(piece) for piece in missing}
-            else:
-                made = dict(zip(missing, ids_of_all(list(missing))))
+            made = {piece: ids_of(piece) for piece in missing}
             cache.update({piece: ids for piece, ids in made.items() if len(piece) <= CACHED_WORD_CHARS})
             found = list(map(made.get, pieces, found))  # a piece found in the cache keeps what was found
         return found

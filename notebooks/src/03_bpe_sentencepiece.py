@@ -365,51 +365,50 @@ assert chunks == model.cut(word)
 # stretches as its odd items; the even items are characters that stand alone:
 
 # %%
-parts = model.runs_pattern().split(word)
+def as_chunks(parts):
+    """split's items as chunks: each character of an even item alone, each odd item whole."""
+    return [chunk for k, part in enumerate(parts) for chunk in ((part,) if k % 2 else part)]
+
+
+pattern = model.runs_pattern()
+parts = pattern.split(word)
 print(parts)
-assert [c for k, part in enumerate(parts) for c in ((part,) if k % 2 else part)] == chunks
+print(f"{pattern.pattern.count('(?<=')} groups of characters, each with its own class of characters allowed before")
+assert as_chunks(parts) == chunks
 assert sum(len(chunk) == 1 for chunk in chunks) > len(chunks) / 2  # most chunks: one character
 
 # %% [markdown]
 # On a megabyte of random letters, the loop above in C (`cut`) against the split, and the
-# engine's first encode against sentencepiece called directly (CPU seconds, best of three;
-# `python -m labkit.bench long --vocab botchan-bpe` measures with medians of interleaved rounds):
+# engine's first encode (a tokenizer loaded just before) against sentencepiece called
+# directly: CPU seconds, medians of three rounds taking turns (`labkit.bench.compare.interleaved`;
+# `python -m labkit.bench long --vocab botchan-bpe` runs more rounds and texts):
 
 # %% tags=["nbval-ignore-output"]
-import time
-
 import sentencepiece
 
+from labkit.bench.compare import interleaved
 from labkit.bench.texts import long_texts
 from labkit.paths import bundled_path
 
-
-def cpu_s(fn):
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
-
-
-letters = "▁" + long_texts(1.0, names=("letters",))["letters"]
-assert [c for k, part in enumerate(model.runs_pattern().split(letters))
-        for c in ((part,) if k % 2 else part)] == model.cut(letters)
+raw = long_texts(1.0, names=("letters",))["letters"]
+letters = botchan.normalizer.normalize(raw)  # '▁' and the letters: what the model step sees
+assert as_chunks(pattern.split(letters)) == model.cut(letters)
 sp_botchan = sentencepiece.SentencePieceProcessor(model_file=str(bundled_path("botchan-bpe")))
-fresh = {}
-first_s = []
-for _ in range(3):
-    fresh["tok"] = labkit.load("botchan-bpe")
-    start = time.process_time()
-    ids = fresh["tok"].encode(letters[1:]).ids
-    first_s.append(time.process_time() - start)
-assert ids == sp_botchan.encode(letters[1:])
-split_rows = {"cut (pairs looked up in C)": cpu_s(lambda: model.cut(letters)),
-              "runs_pattern().split": cpu_s(lambda: model.runs_pattern().split(letters)),
-              "labkit first encode": min(first_s),
-              "sentencepiece encode": cpu_s(lambda: sp_botchan.encode(letters[1:]))}
-pd.Series(split_rows, name="CPU s per MB").round(3).to_frame()
+assert botchan.encode(raw).ids == sp_botchan.encode(raw)
+fresh = []
+
+
+def load_fresh():  # untimed, before each first encode: nothing learnt yet
+    fresh[:] = [labkit.load("botchan-bpe")]
+
+
+split_seconds = interleaved({
+    "cut (pairs looked up in C)": lambda: model.cut(letters),
+    "runs_pattern().split": lambda: pattern.split(letters),
+    "labkit first encode": (load_fresh, lambda: fresh[0].encode(raw).ids),
+    "sentencepiece encode": lambda: sp_botchan.encode(raw),
+}, repeat=3)
+pd.Series(split_seconds, name="CPU s per MB").round(3).to_frame()
 
 # %% [markdown]
 # ## 6. Exactness against sentencepiece and tokenizers
