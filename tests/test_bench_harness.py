@@ -86,3 +86,22 @@ def test_over_and_reference_row():
     assert row["exact"] is False
     assert "exact" not in harness.reference_row("toy", "ref", len, "abc", 1)
     assert harness.workload_megabytes(["é", "a"]) == harness.workload_megabytes("éa") == 3e-6
+
+
+def test_bench_all_help_lists_the_suites_and_runs_none(capsys):
+    """``labkit bench all --help`` describes ``all`` (its suites), not the first suite's options."""
+    from labkit.bench import SUITES, main
+    with pytest.raises(SystemExit) as stop:
+        main(["all", "--help"], prog="labkit bench")
+    out = capsys.readouterr().out
+    assert stop.value.code == 0
+    assert out.startswith("usage: labkit bench") and "== bpe" not in out
+    assert all(name in out for name in SUITES)
+
+
+def test_bench_suite_help_is_the_suites_own(capsys):
+    from labkit.bench import main
+    with pytest.raises(SystemExit) as stop:
+        main(["bpe", "--help"], prog="labkit bench")
+    assert stop.value.code == 0
+    assert "usage: labkit bench bpe" in capsys.readouterr().out

@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None, prog: str = DEFAULT_PROG) -> int:
         parser.error(f"choose a suite: {', '.join([*SUITES, 'all'])} (got {' '.join(argv)})")
     suite = names[0]
     rest = argv[: argv.index(suite)] + argv[argv.index(suite) + 1 :]
+    if suite == "all" and any(arg in ("-h", "--help") for arg in rest):
+        parser.parse_args(["--help"])  # all's own help (the suites' names), not the first suite's
     quick = flags["--quick"] or (suite == "all" and not flags["--full"])
     selected = list(SUITES) if suite == "all" else [suite]
     status = 0
