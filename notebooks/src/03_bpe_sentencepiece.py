@@ -337,9 +337,10 @@ assert chunk_rule(v.tokens, v.token_types) == "prefix"
 # %% [markdown]
 # A text with no space at all (a long number, a hash, a line of CJK) is one word, and the
 # engine cuts it again: between two characters that sit side by side in no piece a merge can
-# make. No merge can ever join them, so each side merges on its own, and each distinct chunk
-# is merged once. (Two characters the vocabulary lacks stay together: without byte fallback
-# they fuse into one `<unk>`.) On the page, with botchan-bpe and random letters:
+# make. No merge can ever join them, so each side merges on its own (asserted below: the
+# chunks merged one by one give the word's merges). (Two characters the vocabulary lacks stay
+# together: without byte fallback they fuse into one `<unk>`.) On the page, with botchan-bpe
+# and random letters:
 
 # %%
 import random
@@ -356,6 +357,9 @@ for i in range(1, len(word)):
 chunks.append(word[start:])
 print(chunks)
 assert chunks == model.cut(word)
+assert [symbol for chunk in chunks for symbol in model.merge(chunk)] == model.merge(word)
+print(model.cut("▁ab日本cd"), "byte fallback:", model.byte_fallback)  # 日本: two unknown characters, one chunk
+assert "日本" in model.cut("▁ab日本cd") and not model.byte_fallback
 
 # %% [markdown]
 # Most chunks are one character, and a one-character chunk is one lookup. So the engine
